@@ -1,0 +1,30 @@
+import type { Redis } from 'ioredis';
+import type { Cache } from './cache.ts';
+import { createMemoryCache } from './memory-cache.ts';
+import { connectRedis, createRedisCache } from './redis-cache.ts';
+
+export interface OpenedCache {
+  cache: Cache;
+  /** The Redis client, when there is one, for rate limits and other shared counters. */
+  redis: Redis | undefined;
+  close(): Promise<void>;
+}
+
+/** The in-process cache, or Redis when a URL is given; keys are namespaced per service. */
+export function openCache(options: { redisUrl?: string | undefined; service: string }): OpenedCache {
+  if (!options.redisUrl) {
+    const cache = createMemoryCache();
+    return { cache, redis: undefined, close: () => cache.close() };
+  }
+  const redis = connectRedis(options.redisUrl);
+  redis.on('error', () => undefined); // reported through readiness, not as an unhandled event
+  const cache = createRedisCache(redis, `keel:${options.service}:`);
+  return {
+    cache,
+    redis,
+    close: async () => {
+      await cache.close();
+      redis.disconnect();
+    },
+  };
+}

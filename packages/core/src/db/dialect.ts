@@ -1,0 +1,21 @@
+// The few places where SQLite and PostgreSQL differ, in one file (CONVENTIONS.md, "Data").
+
+/** True when a database error is a unique-constraint violation, on either engine. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; errcode?: number; message?: string } | undefined;
+  if (!e) return false;
+  if (e.code === '23505') return true; // PostgreSQL unique_violation
+  // node:sqlite: SQLITE_CONSTRAINT_UNIQUE (2067) and SQLITE_CONSTRAINT_PRIMARYKEY (1555)
+  if (e.errcode === 2067 || e.errcode === 1555) return true;
+  return typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed');
+}
+
+/** Timestamps come back as ISO text from SQLite and as Date from PostgreSQL; the API always shows ISO. */
+export function toIsoString(value: string | Date): string {
+  return value instanceof Date ? value.toISOString() : new Date(value).toISOString();
+}
+
+/** SQLite stores booleans as 0/1. */
+export function toBoolean(value: boolean | number | bigint): boolean {
+  return typeof value === 'boolean' ? value : Number(value) !== 0;
+}

@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { adaptSqlite } from './sqlite-adapter.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Database<DB> {
+  db: Kysely<DB>;
+  dialect: DialectName;
+  /** The PostgreSQL schema the service's tables live in (undefined on SQLite). */
+  schema: string | undefined;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** `postgres://…`, `sqlite:path`, a file path, or `:memory:`. */
+  url: string;
+  /** PostgreSQL schema for this service's tables; created when missing. */
+  schema?: string;
+  /** Pool size on PostgreSQL. */
+  poolSize?: number;
+}
+
+// PostgreSQL returns int8 and numeric as strings to stay exact; our int8 columns (counters, ids) fit in 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+function isPostgresUrl(url: string): boolean {
+  return url.startsWith('postgres://') || url.startsWith('postgresql://');
+}
+
+function sqlitePath(url: string): string {
+  if (url === ':memory:') return url;
+  const file = url.replace(/^sqlite:(\/\/)?/, '').replace(/^file:(\/\/)?/, '');
+  return path.resolve(file);
+}
+
+/** The embedded default: `<dataDir>/<service>.sqlite`. */
+export function defaultDatabaseUrl(dataDir: string, service: string): string {
+  return path.join(dataDir, `${service}.sqlite`);
+}
+
+function quoteIdentifier(name: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid schema name ${name}`);
+  return `"${name}"`;
+}
+
+/**
+ * Opens a Kysely database: SQLite (WAL, foreign keys on) for paths and `:memory:`, PostgreSQL for
+ * `postgres://` URLs with the service's tables in their own schema.
+ */
+export async function openDatabase<DB>(options: OpenDatabaseOptions): Promise<Database<DB>> {
+  if (isPostgresUrl(options.url)) {
+    const schema = options.schema ?? 'public';
+    const setup = new pg.Client({ connectionString: options.url });
+    await setup.connect();
+    try {
+      await setup.query(`create schema if not exists ${quoteIdentifier(schema)}`);
+    } finally {
+      await setup.end();
+    }
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      options: `-c search_path=${quoteIdentifier(schema)}`,
+      idleTimeoutMillis: 30_000,
+    });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', schema, close: () => db.destroy() };
+  }
+
+  const file = sqlitePath(options.url);
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const database = new DatabaseSync(file);
+  database.exec('PRAGMA journal_mode = WAL');
+  database.exec('PRAGMA synchronous = NORMAL');
+  database.exec('PRAGMA foreign_keys = ON');
+  database.exec('PRAGMA busy_timeout = 5000');
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: adaptSqlite(database) }) });
+  return { db, dialect: 'sqlite', schema: undefined, close: () => db.destroy() };
+}
+
+/** True when the database answers a trivial query within the time limit. */
+export async function pingDatabase(db: Kysely<any>, timeoutMs = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+    });
+    await Promise.race([sql`select 1`.execute(db), timeout]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}

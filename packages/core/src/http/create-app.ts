@@ -1,0 +1,116 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import fastifyCors from '@fastify/cors';
+import fastifyRateLimit from '@fastify/rate-limit';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type RawServerDefault } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { HttpConfig } from '../config.ts';
+import { CoreErrors } from '../errors.ts';
+import { requireJsonBodies } from './content-type.ts';
+import { installErrorHandlers } from './error-handler.ts';
+import { requestIdFor } from './request-id.ts';
+import { installSecurityHeaders } from './security-headers.ts';
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface CreateAppOptions {
+  /** Service name: the OpenAPI title and the `service` field of every log line. */
+  name: string;
+  version: string;
+  /** Markdown shown at the top of the OpenAPI description and the docs page. */
+  description: string;
+  http: HttpConfig;
+  logLevel: string;
+  /** When set, rate-limit counters live in Redis so several instances share them. */
+  redis?: Redis | undefined;
+  /** Key that identifies a client for rate limiting; the client address by default. */
+  rateLimitKey?: (request: FastifyRequest) => string;
+  securitySchemes?: Record<string, Record<string, unknown>>;
+  tags?: { name: string; description: string }[];
+  /** Where log lines go; stdout by default. Tests pass a stream to inspect them. */
+  logStream?: NodeJS.WritableStream;
+}
+
+const DOCS_PREFIX = '/docs';
+
+/**
+ * Builds a Fastify app with everything every Keel service shares: request ids, one error shape, body limit,
+ * JSON-only writes, security headers, deny-by-default CORS, rate limiting, OpenAPI 3.1 and a docs page.
+ * Routes are added by the caller; nothing listens yet.
+ */
+export async function createApp(options: CreateAppOptions): Promise<App> {
+  const { http } = options;
+  const app = Fastify({
+    logger: {
+      level: options.logLevel,
+      base: { service: options.name },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+      // Headers and bodies are never logged; these paths are a second line of defence.
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-admin-key"]'],
+    },
+    bodyLimit: http.maxRequestSizeBytes,
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    disableRequestLogging: true,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 500, ignoreTrailingSlash: false },
+    ajv: { customOptions: { removeAdditional: true, coerceTypes: false, useDefaults: true, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    // The path only: query strings may carry personal data or credentials.
+    const path = request.url.split('?', 1)[0];
+    request.log.info(
+      { method: request.method, path, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request completed',
+    );
+    done();
+  });
+
+  installErrorHandlers(app, http.maxRequestSizeBytes);
+  if (http.securityHeadersEnabled) installSecurityHeaders(app, [DOCS_PREFIX]);
+  requireJsonBodies(app);
+
+  await app.register(fastifyCors, {
+    // An empty list means no cross-origin caller is allowed: no CORS headers are ever sent.
+    origin: http.corsAllowedOrigins.length === 0 ? false : http.corsAllowedOrigins,
+    credentials: false,
+    maxAge: 600,
+  });
+
+  await app.register(fastifyRateLimit, {
+    global: true,
+    max: http.rateLimitMax,
+    timeWindow: http.rateLimitWindowMs,
+    ...(options.redis ? { redis: options.redis, nameSpace: `keel:${options.name}:ratelimit:` } : {}),
+    keyGenerator: options.rateLimitKey ?? ((request) => request.ip),
+    skipOnError: true,
+    errorResponseBuilder: (_request, context) => CoreErrors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: `Keel ${options.name}`, version: options.version, description: options.description },
+      components: { securitySchemes: (options.securitySchemes ?? {}) as never },
+      tags: options.tags ?? [],
+    },
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { deepLinking: true } });
+
+  app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger());
+
+  return app;
+}

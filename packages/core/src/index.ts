@@ -1,0 +1,27 @@
+export type { Cache } from './cache/cache.ts';
+export { createMemoryCache } from './cache/memory-cache.ts';
+export { type OpenedCache, openCache } from './cache/open-cache.ts';
+export { bearerToken, constantTimeEqual, generateKey, sha256Hex } from './auth/secrets.ts';
+export {
+  ConfigError,
+  ConfigReader,
+  type CoreConfig,
+  type Env,
+  type HttpConfig,
+  readCoreConfig,
+  readHttpConfig,
+} from './config.ts';
+export { isUniqueViolation, toBoolean, toIsoString } from './db/dialect.ts';
+export { type MigrationSet, migrateToLatest } from './db/migrate.ts';
+export {
+  type Database,
+  type DialectName,
+  defaultDatabaseUrl,
+  openDatabase,
+  pingDatabase,
+} from './db/open-database.ts';
+export { type Executor, withTransaction } from './db/transaction.ts';
+export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
+export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
+export { type ErrorBody, errorBody } from './http/error-handler.ts';
+export type { RunningService, ServiceAddress, ServiceDefinition } from './service.ts';
