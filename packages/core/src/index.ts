@@ -11,7 +11,7 @@ export {
   readCoreConfig,
   readHttpConfig,
 } from './config.ts';
-export { isUniqueViolation, toBoolean, toIsoString } from './db/dialect.ts';
+export { columnTypes, dialectOf, fromJsonColumn, isUniqueViolation, toBoolean, toIsoString } from './db/dialect.ts';
 export { type MigrationSet, migrateToLatest } from './db/migrate.ts';
 export {
   type Database,

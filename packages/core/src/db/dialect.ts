@@ -19,3 +19,26 @@ export function toIsoString(value: string | Date): string {
 export function toBoolean(value: boolean | number | bigint): boolean {
   return typeof value === 'boolean' ? value : Number(value) !== 0;
 }
+
+/** Which engine a Kysely instance talks to, read from its adapter (migrations get only `Kysely<any>`). */
+export function dialectOf(db: { getExecutor(): { adapter: object } }): 'sqlite' | 'postgres' {
+  return db.getExecutor().adapter.constructor.name.startsWith('Postgres') ? 'postgres' : 'sqlite';
+}
+
+/** Column types that differ between engines, for migrations. */
+export function columnTypes(db: { getExecutor(): { adapter: object } }) {
+  const postgres = dialectOf(db) === 'postgres';
+  return {
+    /** An auto-incrementing integer primary key: pair with `.primaryKey()` (and `.autoIncrement()` on SQLite). */
+    serial: postgres ? ('serial' as const) : ('integer' as const),
+    autoIncrement: !postgres,
+    timestamp: postgres ? ('timestamptz' as const) : ('text' as const),
+    json: postgres ? ('jsonb' as const) : ('text' as const),
+    double: 'double precision' as const,
+  };
+}
+
+/** JSON columns come back parsed from PostgreSQL (jsonb) and as text from SQLite; write them as JSON text. */
+export function fromJsonColumn<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}

@@ -12,6 +12,7 @@ import { requireJsonBodies } from './content-type.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { requestIdFor } from './request-id.ts';
 import { installSecurityHeaders } from './security-headers.ts';
+import { createValidatorCompiler } from './validation.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -62,8 +63,8 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     disableRequestLogging: true,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: false },
-    ajv: { customOptions: { removeAdditional: true, coerceTypes: false, useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(createValidatorCompiler());
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

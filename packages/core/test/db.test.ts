@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type Generated, type Kysely, sql } from 'kysely';
+import { columnTypes, isUniqueViolation, type MigrationSet, migrateToLatest, pingDatabase, toIsoString, withTransaction } from '../src/index.ts';
+import { openTestDatabase, testDatabaseTargets } from '../src/testing.ts';
+
+interface TestDb {
+  stock: { id: Generated<number>; sku: string; qty: number; created_at: string | Date; data: unknown };
+}
+
+const migrations: MigrationSet = {
+  '0001_stock': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      await db.schema
+        .createTable('stock')
+        .addColumn('id', t.serial, (c) => (t.autoIncrement ? c.primaryKey().autoIncrement() : c.primaryKey()))
+        .addColumn('sku', 'text', (c) => c.notNull().unique())
+        .addColumn('qty', 'integer', (c) => c.notNull())
+        .addColumn('created_at', t.timestamp, (c) => c.notNull())
+        .addColumn('data', t.json)
+        .execute();
+    },
+  },
+};
+
+for (const target of testDatabaseTargets()) {
+  describe(`database on ${target.dialect}`, () => {
+    test('migrations apply once, and a second run applies nothing', async (t) => {
+      const database = await openTestDatabase<TestDb>(target, 'core');
+      t.after(() => database.close());
+      assert.deepEqual(await migrateToLatest(database.db, migrations), ['0001_stock']);
+      assert.deepEqual(await migrateToLatest(database.db, migrations), []);
+      assert.equal(await pingDatabase(database.db), true);
+    });
+
+    test('a transaction that throws leaves nothing behind', async (t) => {
+      const database = await openTestDatabase<TestDb>(target, 'core');
+      t.after(() => database.close());
+      await migrateToLatest(database.db, migrations);
+      const now = new Date().toISOString();
+      await assert.rejects(
+        withTransaction(database.db, async (trx) => {
+          await trx.insertInto('stock').values({ sku: 'a', qty: 1, created_at: now, data: '{}' }).execute();
+          throw new Error('abort');
+        }),
+        /abort/,
+      );
+      const rows = await database.db.selectFrom('stock').selectAll().execute();
+      assert.equal(rows.length, 0);
+    });
+
+    test('a conditional update decides by affected rows; unique violations are recognised', async (t) => {
+      const database = await openTestDatabase<TestDb>(target, 'core');
+      t.after(() => database.close());
+      await migrateToLatest(database.db, migrations);
+      const now = new Date().toISOString();
+      const row = await database.db.insertInto('stock').values({ sku: 'a', qty: 2, created_at: now, data: JSON.stringify({ x: 1 }) }).returningAll().executeTakeFirstOrThrow();
+      assert.equal(typeof row.id, 'number');
+      assert.equal(toIsoString(row.created_at), now);
+      const take = () => database.db.updateTable('stock').set({ qty: sql`qty - 1` }).where('sku', '=', 'a').where('qty', '>=', 1).executeTakeFirst();
+      assert.equal(Number((await take()).numUpdatedRows), 1);
+      assert.equal(Number((await take()).numUpdatedRows), 1);
+      assert.equal(Number((await take()).numUpdatedRows), 0);
+      await assert.rejects(
+        database.db.insertInto('stock').values({ sku: 'a', qty: 1, created_at: now, data: null }).execute(),
+        (error: unknown) => isUniqueViolation(error),
+      );
+    });
+  });
+}

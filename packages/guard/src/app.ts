@@ -1,0 +1,111 @@
+import { type App, type Cache, createApp, migrateToLatest } from '@keel/core';
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { createAiValidatorClient } from './ai/ai-validator.ts';
+import { createAuditRecorder } from './audit/audit-recorder.ts';
+import { createTokenDirectory, installGuardAuth, rateLimitKeyFor } from './auth/guard-auth.ts';
+import type { GuardConfig } from './config.ts';
+import type { GuardContext } from './context.ts';
+import type { GuardDb } from './db/schema.ts';
+import { guardMigrations } from './db/migrations/index.ts';
+import { registerDetectRoutes } from './detect-api/detect-routes.ts';
+import { registerListRoutes } from './lists/list-routes.ts';
+import { registerPatternRoutes } from './patterns/pattern-routes.ts';
+import { createModelProvider } from './providers/create-provider.ts';
+import type { ModelProvider } from './providers/model-provider.ts';
+import { createActiveConfigCache } from './state/active-config.ts';
+import { seedDefaultPatterns } from './system/seed.ts';
+import { registerSystemRoutes } from './system/system-routes.ts';
+import { registerTemplateRoutes } from './templates/template-routes.ts';
+import { registerValidatorRoutes } from './validators/validator-routes.ts';
+
+export const GUARD_VERSION = '2026-11-21';
+
+export interface GuardAppOptions {
+  config: GuardConfig;
+  db: Kysely<GuardDb>;
+  cache: Cache;
+  /** Shared rate-limit counters when several instances run. */
+  redis?: Redis | undefined;
+  /** Where log lines go (stdout by default). */
+  logStream?: NodeJS.WritableStream;
+  /** Overrides the provider built from configuration (the gateway shares one). */
+  provider?: ModelProvider | undefined;
+}
+
+/** Applies guard's migrations and seeds the default pattern library on first start. */
+export async function prepareGuardDatabase(db: Kysely<GuardDb>): Promise<void> {
+  await migrateToLatest(db, guardMigrations);
+  await seedDefaultPatterns(db);
+}
+
+const DESCRIPTION = `PII and secret detection with a hybrid regex + AI confidence model, and the management APIs for
+patterns, allow/block lists, validators and templates.
+
+**Authentication.** When \`AUTH_ENABLED\` is true every endpoint except \`AUTH_PUBLIC_PATHS\` (default \`/healthz,/ready\`),
+\`/openapi.json\` and \`/docs\` needs \`Authorization: Bearer <token name>\` for a token that holds the route's permission
+(\`AUTH_TOKEN_PERMISSIONS\`); 401 when the credential is missing or unknown, 403 when it lacks the permission. Admin
+routes also accept the legacy \`X-ADMIN-KEY\` header (value of \`ADMIN_KEY\`).
+
+**Errors** use \`{"error": {"code", "message", "traceId", "details"?}}\`; every response carries \`x-request-id\`.
+Write endpoints need \`Content-Type: application/json\` (415 otherwise). Bodies above \`MAX_REQUEST_SIZE_BYTES\` are a 413.
+Rate limits answer 429 with \`Retry-After\` and the same error body.`;
+
+/** Builds guard's HTTP app (not listening) on an already migrated database. */
+export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: App; ctx: GuardContext }> {
+  const { config, db, cache } = options;
+  const directory = createTokenDirectory(config.auth);
+  const app = await createApp({
+    name: 'guard',
+    version: GUARD_VERSION,
+    description: DESCRIPTION,
+    http: config.http,
+    logLevel: config.core.logLevel,
+    redis: options.redis,
+    logStream: options.logStream,
+    rateLimitKey: rateLimitKeyFor(config.auth, directory),
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token name from AUTH_TOKEN_PERMISSIONS' },
+      adminKey: { type: 'apiKey', in: 'header', name: 'X-ADMIN-KEY', description: 'Legacy admin key (ADMIN_KEY)' },
+    },
+    tags: [
+      { name: 'detect', description: 'Detection and guardrails' },
+      { name: 'patterns', description: 'Regex patterns' },
+      { name: 'allowlist', description: 'Trusted values' },
+      { name: 'blacklist', description: 'Forbidden values' },
+      { name: 'validators', description: 'Guardrail validators' },
+      { name: 'templates', description: 'Bulk import' },
+      { name: 'system', description: 'Health, readiness and caches' },
+    ],
+  });
+  installGuardAuth(app, config.auth, directory);
+
+  const provider = options.provider ?? createModelProvider(config.ai);
+  const ctx: GuardContext = {
+    config,
+    db,
+    cache,
+    activeConfig: await createActiveConfigCache(db, cache, {
+      allowThreshold: config.detection.allowThreshold,
+      blockThreshold: config.detection.blockThreshold,
+      piiMode: config.detection.piiMode,
+    }),
+    provider,
+    aiValidator: provider ? createAiValidatorClient(provider, config.ai.model, config.ai.timeoutMs) : undefined,
+    audit: createAuditRecorder(db, app.log, { retentionDays: config.audit.retentionDays }),
+    log: app.log,
+  };
+  app.addHook('onClose', async () => {
+    await ctx.audit.close();
+    if (!options.provider) await provider?.close();
+  });
+
+  registerDetectRoutes(app, ctx);
+  registerPatternRoutes(app, ctx);
+  registerListRoutes(app, ctx, 'allowlist');
+  registerListRoutes(app, ctx, 'blacklist');
+  registerValidatorRoutes(app, ctx);
+  registerTemplateRoutes(app, ctx);
+  registerSystemRoutes(app, ctx);
+  return { app, ctx };
+}

@@ -1,0 +1,79 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { GuardDb } from '../db/schema.ts';
+import { deleteAuditRowsBefore, insertAuditRows, type NewAuditRow } from './audit-store.ts';
+
+export interface AuditEntry {
+  rid: string;
+  timestamp: string;
+  durationMs: number;
+  total: number;
+  breakdown: Record<string, number>;
+  blocked: boolean;
+}
+
+export interface AuditRecorder {
+  /** Logs the entry now and stores it with the next batch. Never holds a detected value. */
+  record(entry: AuditEntry): void;
+  /** Writes whatever is waiting. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface AuditRecorderOptions {
+  flushIntervalMs?: number;
+  maxBatch?: number;
+  retentionDays: number;
+}
+
+/**
+ * Audit entries are logged at once and written to the database in batches (one insert every
+ * `flushIntervalMs` or `maxBatch` entries), so /detect never waits on a disk write. Entries older than the
+ * retention period are pruned hourly.
+ */
+export function createAuditRecorder(db: Kysely<GuardDb>, log: FastifyBaseLogger, options: AuditRecorderOptions): AuditRecorder {
+  const flushIntervalMs = options.flushIntervalMs ?? 200;
+  const maxBatch = options.maxBatch ?? 500;
+  let pending: NewAuditRow[] = [];
+  let writing: Promise<void> = Promise.resolve();
+
+  const flush = (): Promise<void> => {
+    if (pending.length === 0) return writing;
+    const batch = pending;
+    pending = [];
+    writing = writing
+      .then(() => insertAuditRows(db, batch))
+      .catch((error: unknown) => log.error({ err: error, lost: batch.length }, 'audit entries could not be stored'));
+    return writing;
+  };
+  const timer = setInterval(() => void flush(), flushIntervalMs);
+  timer.unref();
+
+  const prune = () => {
+    const cutoff = new Date(Date.now() - options.retentionDays * 86_400_000).toISOString();
+    deleteAuditRowsBefore(db, cutoff).catch((error: unknown) => log.warn({ err: error }, 'audit pruning failed'));
+  };
+  const pruneTimer = setInterval(prune, 3_600_000);
+  pruneTimer.unref();
+
+  return {
+    record(entry) {
+      log.info({ audit: entry }, 'detect audit');
+      pending.push({
+        rid: entry.rid,
+        created_at: entry.timestamp,
+        duration_ms: entry.durationMs,
+        total: entry.total,
+        breakdown: JSON.stringify(entry.breakdown),
+        blocked: entry.blocked,
+      });
+      if (pending.length >= maxBatch) void flush();
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      clearInterval(pruneTimer);
+      await flush();
+    },
+  };
+}

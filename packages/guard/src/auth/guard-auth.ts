@@ -1,0 +1,90 @@
+import { bearerToken, CoreErrors, constantTimeEqual, sha256Hex } from '@keel/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { GuardConfig } from '../config.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The permission a caller needs when AUTH_ENABLED is true; routes without one are public. */
+    permission?: string;
+  }
+}
+
+/** Paths that describe the API rather than serve data: always readable. */
+const DOCUMENTATION = ['/openapi.json', '/docs'];
+
+export interface TokenDirectory {
+  /** The token name a presented credential matches, compared in constant time against every known name. */
+  identify(presented: string): string | undefined;
+}
+
+export function createTokenDirectory(config: GuardConfig['auth']): TokenDirectory {
+  const names = [...config.tokenPermissions.keys()];
+  return {
+    identify(presented) {
+      let match: string | undefined;
+      // Every name is compared, so the time taken says nothing about which one (if any) matched.
+      for (const name of names) if (constantTimeEqual(presented, name) && match === undefined) match = name;
+      return match;
+    },
+  };
+}
+
+/** The credential a request presents: `Authorization: Bearer <token>`, or the bare value when allowed. */
+export function presentedToken(request: FastifyRequest, requireBearer: boolean): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const token = bearerToken(header);
+  if (token !== undefined || requireBearer) return token;
+  const bare = header.trim();
+  return bare && !/\s/.test(bare) ? bare : undefined;
+}
+
+/** Rate-limit key: the token name for a valid token, else the client address (so fake tokens share one bucket). */
+export function rateLimitKeyFor(config: GuardConfig['auth'], directory: TokenDirectory) {
+  const cache = new Map<string, string>();
+  return (request: FastifyRequest): string => {
+    const token = config.enabled ? presentedToken(request, config.requireBearerToken) : undefined;
+    if (token === undefined) return `ip:${request.ip}`;
+    const digest = sha256Hex(token);
+    let key = cache.get(digest);
+    if (key === undefined) {
+      const name = directory.identify(token);
+      key = name === undefined ? `ip:${request.ip}` : `token:${name}`;
+      if (cache.size > 10_000) cache.clear();
+      if (name !== undefined) cache.set(digest, key);
+    }
+    return key;
+  };
+}
+
+/**
+ * Enforces the spec's authentication when AUTH_ENABLED is true: public paths pass; otherwise a known bearer
+ * token holding the route's permission (or `*`) is required — 401 when the credential is missing or unknown,
+ * 403 when it lacks the permission. Admin routes also accept the legacy `X-ADMIN-KEY` header.
+ */
+export function installGuardAuth(app: FastifyInstance, config: GuardConfig['auth'], directory: TokenDirectory): void {
+  if (!config.enabled) return;
+  const publicPaths = new Set(config.publicPaths);
+  const unauthorized = () => {
+    const error = CoreErrors.unauthorized();
+    return Object.assign(error, { headers: { 'www-authenticate': 'Bearer realm="keel-guard"' } });
+  };
+
+  app.addHook('onRequest', (request, _reply, done) => {
+    const path = request.url.split('?', 1)[0]!;
+    if (publicPaths.has(path) || DOCUMENTATION.some((p) => path === p || path.startsWith(`${p}/`))) return done();
+    const permission = request.routeOptions.config?.permission;
+
+    if (permission?.endsWith(':admin') && config.adminKey) {
+      const legacy = request.headers['x-admin-key'];
+      if (typeof legacy === 'string' && constantTimeEqual(legacy, config.adminKey)) return done();
+    }
+    const token = presentedToken(request, config.requireBearerToken);
+    const name = token === undefined ? undefined : directory.identify(token);
+    if (name === undefined) return done(unauthorized());
+    if (permission === undefined) return done(); // an unknown route: the 404 handler answers
+    const granted = config.tokenPermissions.get(name)!;
+    if (granted.has('*') || granted.has(permission)) return done();
+    done(CoreErrors.forbidden(permission));
+  });
+}

@@ -1,0 +1,124 @@
+import { ConfigReader, type CoreConfig, type Env, type HttpConfig, readCoreConfig, readHttpConfig } from '@keel/core';
+
+export const PERMISSIONS = [
+  'detect:read',
+  'gateway:use',
+  'patterns:admin',
+  'validators:admin',
+  'allowlist:admin',
+  'blacklist:admin',
+  'templates:admin',
+  'cache:admin',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export interface GuardConfig {
+  core: CoreConfig;
+  http: HttpConfig;
+  auth: {
+    enabled: boolean;
+    requireBearerToken: boolean;
+    /** Token name → the permissions it holds (`*` grants all). */
+    tokenPermissions: ReadonlyMap<string, ReadonlySet<string>>;
+    publicPaths: readonly string[];
+    adminKey: string | undefined;
+  };
+  detection: {
+    allowThreshold: number;
+    blockThreshold: number;
+    piiMode: 'MASK' | 'BLOCK';
+    timeoutMs: number;
+  };
+  ai: {
+    provider: 'CHAT_COMPLETIONS_COMPATIBLE' | 'MANAGED_MODEL';
+    modelUrl: string | undefined;
+    apiKey: string | undefined;
+    model: string;
+    timeoutMs: number;
+    cacheTtlMs: number;
+    managedModel: { region: string | undefined; modelId: string | undefined; endpointOverride: string | undefined };
+  };
+  audit: { retentionDays: number };
+}
+
+function parseTokenPermissions(reader: ConfigReader, raw: string | undefined): Map<string, Set<string>> {
+  const map = new Map<string, Set<string>>();
+  if (!raw) return map;
+  for (const entry of raw.split(',')) {
+    const trimmed = entry.trim();
+    if (!trimmed) continue;
+    const eq = trimmed.indexOf('=');
+    const name = eq > 0 ? trimmed.slice(0, eq).trim() : '';
+    const permission = eq > 0 ? trimmed.slice(eq + 1).trim() : '';
+    if (!name || !permission) {
+      reader.problem('AUTH_TOKEN_PERMISSIONS must look like <token_name>=<permission>[,<token_name>=<permission>…]');
+      continue;
+    }
+    if (permission !== '*' && !(PERMISSIONS as readonly string[]).includes(permission)) {
+      reader.problem(
+        `AUTH_TOKEN_PERMISSIONS names an unknown permission "${permission}" (known: *, ${PERMISSIONS.join(', ')})`,
+      );
+      continue;
+    }
+    let set = map.get(name);
+    if (!set) map.set(name, (set = new Set()));
+    set.add(permission);
+  }
+  return map;
+}
+
+/** Reads guard's configuration (the spec's variables plus the shared ones); throws ConfigError naming every bad one. */
+export function readGuardConfig(env: Env): GuardConfig {
+  const reader = new ConfigReader(env);
+  const core = readCoreConfig(reader);
+  const http = readHttpConfig(reader);
+  const enabled = reader.bool('AUTH_ENABLED', false);
+  const tokenPermissions = parseTokenPermissions(reader, reader.optionalString('AUTH_TOKEN_PERMISSIONS'));
+  const adminKey = reader.optionalString('ADMIN_KEY');
+  if (enabled && tokenPermissions.size === 0 && !adminKey) {
+    reader.problem('AUTH_ENABLED is true but neither AUTH_TOKEN_PERMISSIONS nor ADMIN_KEY grants anything');
+  }
+  const allowThreshold = reader.number('CONFIDENCE_ALLOW_THRESHOLD', 0.3, { min: 0, max: 1 });
+  const blockThreshold = reader.number('CONFIDENCE_BLOCK_THRESHOLD', 0.85, { min: 0, max: 1 });
+  if (allowThreshold > blockThreshold) {
+    reader.problem('CONFIDENCE_ALLOW_THRESHOLD must not be greater than CONFIDENCE_BLOCK_THRESHOLD');
+  }
+  const provider = reader.oneOf('AI_PROVIDER', ['CHAT_COMPLETIONS_COMPATIBLE', 'MANAGED_MODEL'] as const, 'CHAT_COMPLETIONS_COMPATIBLE');
+  const managedModel = {
+    region: reader.optionalString('MANAGED_MODEL_REGION'),
+    modelId: reader.optionalString('MANAGED_MODEL_ID'),
+    endpointOverride: reader.url('MANAGED_MODEL_ENDPOINT_OVERRIDE', ['http:', 'https:']),
+  };
+  if (provider === 'MANAGED_MODEL' && !managedModel.region) {
+    reader.problem('MANAGED_MODEL_REGION is required when AI_PROVIDER is MANAGED_MODEL');
+  }
+  const config: GuardConfig = {
+    core,
+    http,
+    auth: {
+      enabled,
+      requireBearerToken: reader.bool('AUTH_REQUIRE_BEARER_TOKEN', true),
+      tokenPermissions,
+      publicPaths: reader.list('AUTH_PUBLIC_PATHS', ['/healthz', '/ready']),
+      adminKey,
+    },
+    detection: {
+      allowThreshold,
+      blockThreshold,
+      piiMode: reader.oneOf('PII_MODE', ['MASK', 'BLOCK'] as const, 'MASK'),
+      timeoutMs: reader.int('DETECT_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
+    },
+    ai: {
+      provider,
+      modelUrl: reader.url('AI_MODEL_URL', ['http:', 'https:']),
+      apiKey: reader.optionalString('AI_API_KEY'),
+      model: reader.string('AI_MODEL', 'gpt-4o-mini'),
+      timeoutMs: reader.int('AI_TIMEOUT_MS', 3000, { min: 100, max: 120_000 }),
+      cacheTtlMs: 24 * 60 * 60 * 1000,
+      managedModel,
+    },
+    audit: { retentionDays: reader.int('AUDIT_RETENTION_DAYS', 30, { min: 1, max: 3650 }) },
+  };
+  reader.done();
+  return config;
+}

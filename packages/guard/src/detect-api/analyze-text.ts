@@ -1,0 +1,137 @@
+import { scoreCandidates } from '../ai/ai-scorer.ts';
+import type { GuardContext } from '../context.ts';
+import { DetectionTimeout } from '../detect/index.ts';
+import type { Decision, Detection, PlaceholderFor } from '../detect/types.ts';
+import { GuardErrors } from '../errors.ts';
+import type { ActiveConfig } from '../state/active-config.ts';
+import { isBuiltinValidator } from '../validators/builtin-validators.ts';
+import { type CompiledValidator, compileBuiltin } from '../validators/compile-validator.ts';
+
+export interface ValidatorResult {
+  name: string;
+  type: 'AI_PROMPT' | 'VALIDATOR';
+  passed: boolean;
+  confidence_score: string;
+  /** Why it failed, when it did (never the offending value). */
+  reason?: string;
+}
+
+/** The DetectResponse of the spec, field for field. */
+export interface DetectResponse {
+  redacted_text?: string;
+  detections: Detection[];
+  validator_results: ValidatorResult[];
+  breakdown: Record<string, number>;
+  blocked: boolean;
+  contains_pii: boolean;
+  overall_confidence: string;
+  message: string;
+}
+
+export interface AnalyzeOptions {
+  guardrails?: readonly string[] | undefined;
+  expectedFormat?: string | undefined;
+  placeholderFor?: PlaceholderFor;
+  /** Epoch ms by which the analysis must finish. */
+  deadline: number;
+}
+
+const two = (n: number) => n.toFixed(2);
+
+function findValidator(active: ActiveConfig, name: string): CompiledValidator | undefined {
+  return active.validators.get(name) ?? (isBuiltinValidator(name) ? compileBuiltin(name) : undefined);
+}
+
+/** Resolves guardrail names and the expected format before any work starts: an unknown name is a 400. */
+export function resolveGuardrails(active: ActiveConfig, options: Pick<AnalyzeOptions, 'guardrails' | 'expectedFormat'>) {
+  const chosen = new Map<string, CompiledValidator>();
+  for (const name of options.guardrails ?? []) {
+    const validator = findValidator(active, name);
+    if (!validator) throw GuardErrors.unknownGuardrail(name);
+    chosen.set(name, validator);
+  }
+  if (options.expectedFormat !== undefined) {
+    const validator = findValidator(active, options.expectedFormat);
+    if (!validator) throw GuardErrors.unknownFormat(options.expectedFormat);
+    chosen.set(options.expectedFormat, validator);
+  }
+  return [...chosen.values()];
+}
+
+function withDeadline<T>(work: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(GuardErrors.detectTimeout(timeoutMs)), Math.max(0, deadline - Date.now()));
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Detection, AI scoring, decision, redaction and guardrails for one text — the core of /detect, shared with
+ * the gateway. A failed guardrail blocks (an AI guardrail only when it is at least as sure as the block
+ * threshold); the message starts with the reason that blocked first.
+ */
+export async function analyzeText(ctx: GuardContext, text: string, options: AnalyzeOptions): Promise<DetectResponse> {
+  const { detection } = ctx.config;
+  const active = await ctx.activeConfig.get();
+  const validators = resolveGuardrails(active, options);
+
+  const run = async (): Promise<DetectResponse> => {
+    let candidates: ReturnType<ActiveConfig['detector']['scan']>;
+    try {
+      candidates = active.detector.scan(text, { deadline: options.deadline });
+    } catch (error) {
+      if (error instanceof DetectionTimeout) throw GuardErrors.detectTimeout(detection.timeoutMs);
+      throw error;
+    }
+    const aiScores = await scoreCandidates(
+      {
+        provider: ctx.provider,
+        cache: ctx.cache,
+        model: ctx.config.ai.model,
+        timeoutMs: Math.max(1, Math.min(ctx.config.ai.timeoutMs, options.deadline - Date.now())),
+        cacheTtlMs: ctx.config.ai.cacheTtlMs,
+        onUpstreamFailure: (reason) => ctx.log.warn({ reason }, 'AI scoring fell back to the local scorer'),
+      },
+      text,
+      candidates,
+    );
+    const decision: Decision = active.detector.decide(text, candidates, aiScores, options.placeholderFor);
+    const input = { text, redactedText: decision.redactedText ?? text, decision };
+    const outcomes = await Promise.all(validators.map((v) => v.run(input, ctx.aiValidator)));
+
+    let blocked = decision.blocked;
+    let message = decision.message;
+    let overall = decision.overallConfidence;
+    const results: ValidatorResult[] = validators.map((validator, i) => {
+      const outcome = outcomes[i]!;
+      const blocks =
+        !outcome.passed && (validator.resultType === 'VALIDATOR' || outcome.confidence >= detection.blockThreshold);
+      if (blocks) {
+        message = blocked ? `${message}; failed guardrail: ${validator.name}` : `Blocked due to failed guardrail: ${validator.name}`;
+        blocked = true;
+        overall = Math.max(overall, outcome.confidence);
+      }
+      return {
+        name: validator.name,
+        type: validator.resultType,
+        passed: outcome.passed,
+        confidence_score: two(outcome.confidence),
+        ...(outcome.reason && !outcome.passed ? { reason: outcome.reason } : {}),
+      };
+    });
+
+    return {
+      ...(decision.redactedText !== undefined ? { redacted_text: decision.redactedText } : {}),
+      detections: decision.detections,
+      validator_results: results,
+      breakdown: decision.breakdown,
+      blocked,
+      contains_pii: decision.containsPii,
+      overall_confidence: two(overall),
+      message,
+    };
+  };
+
+  return withDeadline(run(), options.deadline, detection.timeoutMs);
+}

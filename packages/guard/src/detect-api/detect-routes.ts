@@ -1,0 +1,24 @@
+import type { App } from '@keel/core';
+import type { GuardContext } from '../context.ts';
+import { bearerSecurity, commonErrors, ErrorSchema } from '../http-schemas.ts';
+import { DetectRequestSchema, DetectResponseSchema } from './detect-schemas.ts';
+import { detect } from './detect-service.ts';
+
+export function registerDetectRoutes(app: App, ctx: GuardContext): void {
+  app.post(
+    '/detect',
+    {
+      schema: {
+        tags: ['detect'],
+        security: bearerSecurity,
+        summary: 'Detect, score and redact PII and secrets; run guardrails',
+        description:
+          'Runs every active pattern, scores each match (regex score and AI score combined into a final score), decides allow/mask/block from the thresholds, redacts what is reported, and runs the named guardrails and the `expected_format` validator. A block is reported with `blocked: true`, not as an HTTP error. An unknown guardrail or format name is a 400. The whole call is bounded by 30 seconds (503 after that).',
+        body: DetectRequestSchema,
+        response: { 200: DetectResponseSchema, 503: ErrorSchema, ...commonErrors },
+      },
+      config: { permission: 'detect:read' },
+    },
+    async (request) => detect(ctx, request.body),
+  );
+}

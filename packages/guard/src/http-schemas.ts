@@ -1,0 +1,31 @@
+import { Type } from 'typebox';
+
+/** The REST error body every guard endpoint except the gateway uses. */
+export const ErrorSchema = Type.Object({
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    traceId: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ path: Type.Optional(Type.String()), message: Type.String() }))),
+  }),
+});
+
+/** Error responses shared by every authenticated route. */
+export const commonErrors = {
+  400: ErrorSchema,
+  401: ErrorSchema,
+  403: ErrorSchema,
+  413: ErrorSchema,
+  415: ErrorSchema,
+  429: ErrorSchema,
+  500: ErrorSchema,
+};
+
+export const IdParams = Type.Object({
+  id: Type.String({ description: 'Positive integer id', examples: ['1'] }),
+});
+
+type SecurityRequirement = Record<string, string[]>;
+/** Admin routes: a bearer token with the route's permission, or the legacy X-ADMIN-KEY. */
+export const adminSecurity: SecurityRequirement[] = [{ bearerAuth: [] }, { adminKey: [] }];
+export const bearerSecurity: SecurityRequirement[] = [{ bearerAuth: [] }];

@@ -1,0 +1,27 @@
+import type { GuardConfig } from './config.ts';
+import { BUILTIN_PATTERNS, compileDetector } from './detect/index.ts';
+import type { AiScore, Decision } from './detect/types.ts';
+
+/**
+ * The detection engine with the default pattern library and the local scorer, for scanning files offline
+ * (`keel detect`): the same decisions /detect makes on a fresh install without an AI upstream.
+ */
+export function createLocalScanner(detection: GuardConfig['detection']): (text: string) => Decision {
+  const detector = compileDetector({
+    patterns: BUILTIN_PATTERNS.map((p) => ({
+      name: p.name,
+      regex: p.regex,
+      category: p.category,
+      allowThreshold: null,
+      blockThreshold: null,
+    })),
+    allowlist: [],
+    blocklist: [],
+    settings: { allowThreshold: detection.allowThreshold, blockThreshold: detection.blockThreshold, piiMode: detection.piiMode },
+  });
+  return (text) => {
+    const candidates = detector.scan(text);
+    const scores: AiScore[] = candidates.map((c) => ({ score: c.localAiScore, source: 'LOCAL' }));
+    return detector.decide(text, candidates, scores);
+  };
+}

@@ -1,0 +1,31 @@
+import { Type } from 'typebox';
+import { BUILTIN_VALIDATORS } from './builtin-validators.ts';
+
+export const ValidatorInputSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_][A-Za-z0-9_.:-]*$', examples: ['order_json'] }),
+  type: Type.Union([Type.Literal('BUILTIN'), Type.Literal('REGEX'), Type.Literal('SCHEMA'), Type.Literal('AI_PROMPT')]),
+  rule: Type.String({
+    minLength: 1,
+    maxLength: 20_000,
+    description: `BUILTIN: the name of a built-in validator (${Object.keys(BUILTIN_VALIDATORS).join(', ')}). REGEX: a Go (RE2) regex. SCHEMA: a JSON Schema document (the text must be JSON that satisfies it). AI_PROMPT: the instruction given to the upstream model.`,
+  }),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+  expected_response: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description:
+        'AI_PROMPT: the answer that counts as pass (default YES), compared ignoring case. REGEX: MATCH (default: pass when the text matches) or NO_MATCH (pass when it does not). Ignored otherwise.',
+    }),
+  ),
+});
+
+export const ValidatorSchema = Type.Object({
+  ID: Type.Integer(),
+  name: Type.String(),
+  type: Type.String(),
+  rule: Type.String(),
+  description: Type.String(),
+  expected_response: Type.String(),
+  CreatedAt: Type.String({ format: 'date-time' }),
+  UpdatedAt: Type.String({ format: 'date-time' }),
+});
