@@ -4,18 +4,24 @@ import { ConfigError } from '@keel/core';
 import { detectCommand } from './commands/detect.ts';
 import { migrateCommand } from './commands/migrate.ts';
 import { startCommand } from './commands/start.ts';
-import { UsageError } from './services.ts';
+import { serviceCommands, UsageError } from './services.ts';
 
-const HELP = `keel — run and operate the Keel services
-
-Usage:
-  keel start [service…]        start services (default: all) on the embedded defaults; Ctrl-C stops gracefully
-  keel migrate [service…]      apply database migrations to DATABASE_URL (or the embedded SQLite files)
-  keel detect [PATH…] [--json] scan files or directories (stdin when none) for PII and secrets;
-                               exit code 1 when something would be blocked
-  keel help                    this text
-
-Configuration comes from environment variables; see README.md.`;
+function help(): string {
+  const contributed = serviceCommands().map((command) => `  ${command.usage.split('\n').join('\n  ')}`);
+  return [
+    'keel — run and operate the Keel services',
+    '',
+    'Usage:',
+    '  keel start [service…]        start services (default: all) on the embedded defaults; Ctrl-C stops gracefully',
+    '  keel migrate [service…]      apply database migrations to DATABASE_URL (or the embedded SQLite files)',
+    '  keel detect [PATH…] [--json] scan files or directories (stdin when none) for PII and secrets;',
+    '                               exit code 1 when something would be blocked',
+    ...contributed,
+    '  keel help                    this text',
+    '',
+    'Configuration comes from environment variables; see README.md.',
+  ].join('\n');
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -34,10 +40,13 @@ async function main(argv: string[]): Promise<number> {
     case 'help':
     case '--help':
     case '-h':
-      process.stdout.write(`${HELP}\n`);
+      process.stdout.write(`${help()}\n`);
       return 0;
-    default:
-      throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
+    default: {
+      const contributed = serviceCommands().find((c) => c.name === command);
+      if (!contributed) throw new UsageError(`unknown command "${command}"\n\n${help()}`);
+      return contributed.run(rest, { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin });
+    }
   }
 }
 
@@ -46,9 +55,10 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof UsageError) {
-      process.stderr.write(`keel: ${error.message}\n`);
-      process.exitCode = error instanceof UsageError ? 2 : 1;
+    const usage = error instanceof UsageError || (error as Error)?.name === 'UsageError';
+    if (error instanceof ConfigError || usage) {
+      process.stderr.write(`keel: ${(error as Error).message}\n`);
+      process.exitCode = usage ? 2 : 1;
       return;
     }
     const code = (error as { code?: string }).code;

@@ -1,4 +1,4 @@
-import type { ServiceDefinition } from '@keel/core';
+import type { CliCommand, ServiceDefinition } from '@keel/core';
 import { guardService } from '@keel/guard';
 
 /** Every service `keel start` and `keel migrate` know, in start order. */
@@ -12,6 +12,11 @@ export function selectServices(names: readonly string[]): ServiceDefinition[] {
     if (!service) throw new UsageError(`unknown service "${name}" (known: ${SERVICES.map((s) => s.name).join(', ')})`);
     return service;
   });
+}
+
+/** Commands the services contribute (`keel geo …`, `keel import …`). */
+export function serviceCommands(): CliCommand[] {
+  return SERVICES.flatMap((service) => service.commands ?? []);
 }
 
 /** A mistake on the command line: printed without a stack, exit code 2. */

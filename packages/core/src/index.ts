@@ -24,4 +24,16 @@ export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
 export { type ErrorBody, errorBody } from './http/error-handler.ts';
-export type { RunningService, ServiceAddress, ServiceDefinition } from './service.ts';
+export type { CliCommand, CommandIo, RunningService, ServiceAddress, ServiceDefinition } from './service.ts';
+export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
+export {
+  checkIdempotencyKey,
+  IdempotencyErrors,
+  type IdempotencyOptions,
+  type IdempotentRequest,
+  type IdempotentResponse,
+  pruneIdempotencyKeys,
+  runIdempotent,
+} from './idempotency/idempotency.ts';
+export { createIdempotencyTable, IDEMPOTENCY_TABLE, type IdempotencyKeyTable } from './idempotency/idempotency-table.ts';
+export { sendIdempotent } from './idempotency/reply.ts';
