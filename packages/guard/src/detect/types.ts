@@ -95,5 +95,10 @@ export interface Detector {
   /** Every candidate in `text`, overlaps resolved, allowlisted values dropped, blocklist hits included. */
   scan(text: string, options?: ScanOptions): Candidate[];
   /** Combines regex and AI scores into final scores, decides allow/mask/block and redacts. */
-  decide(text: string, candidates: readonly Candidate[], aiScores: readonly AiScore[], placeholderFor?: PlaceholderFor): Decision;
+  decide(
+    text: string,
+    candidates: readonly Candidate[],
+    aiScores: readonly AiScore[],
+    placeholderFor?: PlaceholderFor,
+  ): Decision;
 }

@@ -1,0 +1,170 @@
+// The built-in detector catalog: what is seeded into the pattern table on first start and shown by GET /patterns.
+import type { PatternSpec } from './types.ts';
+
+export type BuiltinCategory = 'PII' | 'SECRET' | 'INJECTION';
+
+export interface BuiltinPattern {
+  /** Detection type and pattern name. */
+  readonly name: string;
+  readonly category: BuiltinCategory;
+  readonly description: string;
+  /** The regex stage's starting risk for a well-formed match, before validation, context and placeholder checks. */
+  readonly baseScore: number;
+  /**
+   * A Go/RE2 approximation of the native detector (it compiles with re2js). While a stored pattern keeps this
+   * exact text, the native detector runs; once edited, the stored regex runs instead, as a user pattern.
+   */
+  readonly regex: string;
+}
+
+const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
+const H16 = '[0-9A-Fa-f]{1,4}';
+
+/** Every built-in detector, in catalog order. */
+export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
+  {
+    name: 'EMAIL',
+    category: 'PII',
+    description: 'E-mail address (local part, @, a domain with a top-level domain)',
+    baseScore: 0.62,
+    regex: '[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,}',
+  },
+  {
+    name: 'PHONE_NUMBER',
+    category: 'PII',
+    description:
+      'Phone number in international (+CC, 00CC) or national format, checked against libphonenumber-js numbering plans',
+    baseScore: 0.58,
+    regex:
+      '(?:\\+|\\b00)[1-9][0-9 ().-]{6,20}[0-9]|\\(?\\b[2-9][0-9]{2}\\)?[ .-]?[2-9][0-9]{2}[ .-]?[0-9]{4}\\b|\\b0[1-9][0-9 ().-]{7,14}[0-9]\\b',
+  },
+  {
+    name: 'CREDIT_CARD',
+    category: 'PII',
+    description: 'Payment card number (13–19 digits, scheme prefix and length, Luhn check digit)',
+    baseScore: 0.88,
+    regex:
+      '\\b(?:4[0-9]{3}|5[0-9]{3}|2[2-7][0-9]{2}|3[0-9]{3}|6[0-9]{3})(?:[ -]?[0-9]{4,6}){2,3}(?:[ -]?[0-9]{1,4})?\\b',
+  },
+  {
+    name: 'US_SSN',
+    category: 'PII',
+    description: 'US Social Security number (area 001–899 except 666, group 01–99, serial 0001–9999)',
+    baseScore: 0.86,
+    regex:
+      '\\b(?:00[1-9]|0[1-9][0-9]|[1-578][0-9]{2}|6[0-57-9][0-9]|66[0-57-9])[- ]?(?:0[1-9]|[1-9][0-9])[- ]?(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})\\b',
+  },
+  {
+    name: 'IBAN',
+    category: 'PII',
+    description: 'International Bank Account Number (country length and mod-97 checksum)',
+    baseScore: 0.86,
+    regex: '\\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\\b',
+  },
+  {
+    name: 'IP_ADDRESS',
+    category: 'PII',
+    description: 'IPv4 or IPv6 address (version numbers and build ids are told apart by context)',
+    baseScore: 0.55,
+    regex: `\\b(?:${OCTET}\\.){3}${OCTET}\\b|(?:${H16}:){7}${H16}|(?:${H16}:){1,7}:(?:${H16}(?::${H16}){0,6})?`,
+  },
+  {
+    name: 'AWS_ACCESS_KEY',
+    category: 'SECRET',
+    description: 'AWS access key id (AKIA… long-term, ASIA… temporary)',
+    baseScore: 0.9,
+    regex: '\\b(?:AKIA|ASIA)[A-Z0-9]{16}\\b',
+  },
+  {
+    name: 'GITHUB_TOKEN',
+    category: 'SECRET',
+    description: 'GitHub token (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_)',
+    baseScore: 0.92,
+    regex: '\\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\\b',
+  },
+  {
+    name: 'OPENAI_API_KEY',
+    category: 'SECRET',
+    description: 'OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, legacy sk-…T3BlbkFJ…)',
+    baseScore: 0.92,
+    regex:
+      '\\bsk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}|\\bsk-[A-Za-z0-9]{48}\\b',
+  },
+  {
+    name: 'ANTHROPIC_API_KEY',
+    category: 'SECRET',
+    description: 'Anthropic API key (sk-ant-api03-…, sk-ant-admin01-…)',
+    baseScore: 0.92,
+    regex: '\\bsk-ant-[a-z]{3,8}[0-9]{2}-[A-Za-z0-9_-]{32,200}',
+  },
+  {
+    name: 'STRIPE_KEY',
+    category: 'SECRET',
+    description: 'Stripe secret or restricted key (sk_live_, rk_live_, sk_test_, rk_test_)',
+    baseScore: 0.92,
+    regex: '\\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,247}\\b',
+  },
+  {
+    name: 'SLACK_TOKEN',
+    category: 'SECRET',
+    description: 'Slack token (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-, xapp-)',
+    baseScore: 0.9,
+    regex: '\\bxox[abposre]-[0-9A-Za-z-]{10,250}|\\bxapp-[0-9]-[A-Za-z0-9-]{20,250}',
+  },
+  {
+    name: 'GOOGLE_API_KEY',
+    category: 'SECRET',
+    description: 'Google API key (AIza…)',
+    baseScore: 0.88,
+    regex: '\\bAIza[0-9A-Za-z_-]{35}\\b',
+  },
+  {
+    name: 'JWT',
+    category: 'SECRET',
+    description: 'JSON Web Token (base64url header.payload.signature; the header must decode to JSON)',
+    baseScore: 0.86,
+    regex: '\\beyJ[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]*',
+  },
+  {
+    name: 'PRIVATE_KEY',
+    category: 'SECRET',
+    description: 'PEM or OpenSSH private key block (-----BEGIN … PRIVATE KEY----- to its END line)',
+    baseScore: 0.95,
+    regex:
+      '-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\\s\\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----',
+  },
+  {
+    name: 'GENERIC_PASSWORD',
+    category: 'SECRET',
+    description:
+      'Password or secret value assigned to a password/secret/token-like key (key=value, key: value, JSON, CLI flags, URL credentials); the span is the value',
+    baseScore: 0.86,
+    regex:
+      '(?i)(?:password|passwd|pwd|passcode|passphrase|secret|api_?key|token)["\']?\\s*(?:=|:)\\s*["\']?([^\\s"\',;]{4,})',
+  },
+  {
+    name: 'PROMPT_INJECTION',
+    category: 'INJECTION',
+    description:
+      'Prompt-injection phrases ("ignore all previous instructions", "you are now DAN", "reveal your system prompt") in English, Spanish, French, German, Portuguese, Italian and Dutch',
+    baseScore: 0.9,
+    regex:
+      '(?i)(?:ignore|disregard|forget)\\s+(?:all\\s+)?(?:the\\s+|your\\s+)?(?:previous|prior|above|earlier)\\s+(?:instructions|prompts|rules)|you\\s+are\\s+now\\s+DAN\\b|(?:reveal|show|print)\\s+(?:me\\s+)?(?:your|the)\\s+system\\s+prompt',
+  },
+] satisfies BuiltinPattern[]);
+
+const BY_NAME = new Map(BUILTIN_PATTERNS.map((p) => [p.name, p]));
+
+/** The built-in pattern of that name, or undefined. */
+export function builtinPattern(name: string): BuiltinPattern | undefined {
+  return BY_NAME.get(name);
+}
+
+/**
+ * True when the spec is a built-in whose regex nobody changed (surrounding whitespace aside): the native detector
+ * runs for it. Any other spec, including a built-in name with an edited regex, runs as a user pattern.
+ */
+export function isUnmodifiedBuiltin(spec: Pick<PatternSpec, 'name' | 'regex'>): boolean {
+  const builtin = BY_NAME.get(spec.name);
+  return builtin !== undefined && builtin.regex === spec.regex.trim();
+}

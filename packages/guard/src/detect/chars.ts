@@ -1,0 +1,58 @@
+// Character classes for the scanner's hot loop (UTF-16 code units).
+
+/** 0-9 */
+export function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+/** A-Z */
+export function isUpper(c: number): boolean {
+  return c >= 65 && c <= 90;
+}
+
+/** a-z */
+export function isLower(c: number): boolean {
+  return c >= 97 && c <= 122;
+}
+
+/** A-Z, a-z, 0-9 */
+export function isAlnum(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/**
+ * Characters that continue a word: ASCII letters, digits, `_`, and non-ASCII letters (approximated as code
+ * units from U+00C0 up, minus punctuation, symbol and surrogate blocks), so `café` and `пароль` are one word.
+ */
+export function isWordCode(c: number): boolean {
+  if (c < 128) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+  if (c < 0xc0 || c === 0xd7 || c === 0xf7) return false;
+  if (c >= 0x2000 && c <= 0x2bff) return false;
+  if (c >= 0x3000 && c <= 0x303f) return false;
+  if (c >= 0xd800 && c <= 0xdfff) return false;
+  return c < 0xfe00;
+}
+
+/** Characters of base64url bodies (A-Z a-z 0-9 _ -). */
+export function isBase64Url(c: number): boolean {
+  return isAlnum(c) || c === 95 || c === 45;
+}
+
+/** Folds ASCII and Latin-1 upper-case letters to lower case; other code units pass through. */
+export function foldCase(c: number): number {
+  if (c >= 65 && c <= 90) return c + 32;
+  if (c >= 0xc0 && c <= 0xde && c !== 0xd7) return c + 32;
+  return c;
+}
+
+/** The scanner's case-insensitive word hash; `hashWord` over a keyword equals the loop's running hash over its token. */
+export function hashStep(h: number, c: number): number {
+  return (Math.imul(h, 31) + foldCase(c)) | 0;
+}
+
+/** hashStep over every code unit of `word`. */
+export function hashWord(word: string): number {
+  let h = 0;
+  for (let i = 0; i < word.length; i++) h = hashStep(h, word.charCodeAt(i));
+  return h;
+}

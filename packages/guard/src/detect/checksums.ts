@@ -1,0 +1,71 @@
+// Check digits and issuing rules that separate real identifiers from look-alike numbers.
+import { ValidationErrorsIBAN, validateIBAN } from 'ibantools';
+
+/** True when the digit string passes the Luhn (mod 10) check used by payment cards. */
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** True when the leading digits and the length fit a card scheme (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay, Maestro). */
+export function cardSchemeFits(digits: string): boolean {
+  const n = digits.length;
+  const d1 = digits.charCodeAt(0) - 48;
+  const d2 = Number(digits.slice(0, 2));
+  const d4 = Number(digits.slice(0, 4));
+  switch (d1) {
+    case 4:
+      return n === 13 || n === 16 || n === 19;
+    case 5:
+      if (d2 >= 51 && d2 <= 55) return n === 16;
+      return n >= 16 && n <= 19 && d2 !== 59; // Maestro 50, 56–58 (12–15-digit Maestro numbers are all but retired)
+    case 2:
+      return d4 >= 2221 && d4 <= 2720 && n === 16;
+    case 3:
+      if (d2 === 34 || d2 === 37) return n === 15;
+      if (d2 === 35) return d4 >= 3528 && d4 <= 3589 && n >= 16 && n <= 19;
+      if (d2 === 36 || d2 === 38 || d2 === 39 || (d4 >= 3000 && d4 <= 3059)) return n >= 14 && n <= 19;
+      return false;
+    case 6:
+      return n >= 16 && n <= 19;
+    default:
+      return false;
+  }
+}
+
+/**
+ * True when area, group and serial follow the SSA's rules: area 001–899 except 666, group 01–99, serial
+ * 0001–9999. (Area 9xx is reserved for ITINs, 000/00/0000 are never issued.)
+ */
+export function ssnValid(area: number, group: number, serial: number): boolean {
+  return area > 0 && area < 900 && area !== 666 && group > 0 && serial > 0;
+}
+
+/** How a compact IBAN fares: `valid`, `checksum` (right country and length, wrong mod-97), `invalid` (not an IBAN). */
+export type IbanVerdict = 'valid' | 'checksum' | 'invalid';
+
+/**
+ * Checks a compact (space-free, upper-case) IBAN: country, its length and BBAN format, and the mod-97 check
+ * digits. A failed national account checksum (a second check some countries add inside the BBAN) does not
+ * invalidate it: many real-world test and sample IBANs skip it, while mod-97 alone rejects 99% of typos.
+ */
+export function checkIban(compact: string): IbanVerdict {
+  const { errorCodes } = validateIBAN(compact);
+  if (errorCodes.length === 0) return 'valid';
+  let checksum = false;
+  for (const code of errorCodes) {
+    if (code === ValidationErrorsIBAN.WrongIBANChecksum) checksum = true;
+    else if (code !== ValidationErrorsIBAN.WrongAccountBankBranchChecksum) return 'invalid';
+  }
+  return checksum ? 'checksum' : 'valid';
+}

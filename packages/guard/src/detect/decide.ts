@@ -1,0 +1,154 @@
+// The decision: final scores, allow/mask/block per detection, the request's verdict and message, redaction.
+import { finalScore, formatScore } from './scoring.ts';
+import type { AiScore, Candidate, Decision, Detection, EngineSettings, PlaceholderFor } from './types.ts';
+
+export interface Thresholds {
+  allow: number;
+  block: number;
+}
+
+export interface DecisionConfig {
+  settings: EngineSettings;
+  /** Per-pattern overrides by detection type; a missing side falls back to the settings. */
+  overrides: ReadonlyMap<string, { allow: number | null; block: number | null }>;
+}
+
+/** `[TYPE]`, the placeholder /detect uses. */
+export const defaultPlaceholder: PlaceholderFor = (type) => `[${type}]`;
+
+/** The allow and block thresholds that apply to a detection type. */
+export function thresholdsFor(config: DecisionConfig, type: string): Thresholds {
+  const o = config.overrides.get(type);
+  return {
+    allow: o?.allow ?? config.settings.allowThreshold,
+    block: o?.block ?? config.settings.blockThreshold,
+  };
+}
+
+interface Reported {
+  c: Candidate;
+  final: number;
+  regex: number;
+  ai: number;
+  source: AiScore['source'];
+  blocking: boolean;
+}
+
+/**
+ * Decides over candidates (from scan) with their AI scores (aiScores[i] belongs to candidates[i]; a missing
+ * entry falls back to the candidate's local score). Final below the allow threshold: ignored. From allow up
+ * to block: masked. At or above block: masked and the request is blocked. Blocklist hits: final 1.00, always
+ * block. PII_MODE BLOCK blocks on any reported detection. Reported detections never overlap.
+ */
+export function decideCandidates(
+  config: DecisionConfig,
+  text: string,
+  candidates: readonly Candidate[],
+  aiScores: readonly AiScore[],
+  placeholderFor: PlaceholderFor = defaultPlaceholder,
+): Decision {
+  const reported: Reported[] = [];
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i];
+    if (c.blocklisted) {
+      reported.push({ c, final: 1, regex: 1, ai: 1, source: 'BLOCKLIST', blocking: true });
+      continue;
+    }
+    const ai = aiScores[i] ?? { score: c.localAiScore, source: 'LOCAL' as const };
+    const final = finalScore(c.regexScore, ai.score);
+    const { allow, block } = thresholdsFor(config, c.type);
+    if (final < allow) continue;
+    reported.push({ c, final, regex: c.regexScore, ai: ai.score, source: ai.source, blocking: final >= block });
+  }
+  const kept = nonOverlapping(reported);
+
+  const detections: Detection[] = [];
+  const breakdown: Record<string, number> = {};
+  let redacted = '';
+  let cursor = 0;
+  let overall = 0;
+  let blocklistHit: Reported | undefined;
+  let thresholdHit: Reported | undefined;
+  const types: string[] = [];
+  for (const r of kept) {
+    const c = r.c;
+    const placeholder = placeholderFor(c.type, c.value);
+    detections.push({
+      type: c.type,
+      value: c.value,
+      placeholder,
+      start: c.start,
+      end: c.end,
+      confidence_score: formatScore(r.final),
+      confidence_explanation: {
+        source: r.source,
+        regex_score: formatScore(r.regex),
+        ai_score: formatScore(r.ai),
+        category: c.category,
+        pattern_active: !c.blocklisted,
+        final_score: formatScore(r.final),
+      },
+    });
+    breakdown[c.type] = (breakdown[c.type] ?? 0) + 1;
+    if (breakdown[c.type] === 1) types.push(c.type);
+    redacted += text.slice(cursor, c.start) + placeholder;
+    cursor = c.end;
+    if (r.final > overall) overall = r.final;
+    if (c.blocklisted) blocklistHit ??= r;
+    else if (r.blocking) thresholdHit ??= r;
+  }
+
+  let blocked = false;
+  let blockedBy: string | undefined;
+  let message: string;
+  if (blocklistHit) {
+    blocked = true;
+    blockedBy = 'BLOCKLIST';
+    message = 'Blocked due to blocklisted value: BLOCKLIST';
+  } else if (thresholdHit) {
+    blocked = true;
+    blockedBy = thresholdHit.c.type;
+    message = `Blocked due to high confidence detection: ${blockedBy}`;
+  } else if (config.settings.piiMode === 'BLOCK' && kept.length > 0) {
+    blocked = true;
+    blockedBy = kept[0].c.type;
+    message = `Blocked by PII_MODE BLOCK: ${blockedBy} detected`;
+  } else if (kept.length > 0) {
+    message = `Sensitive data masked: ${types.join(', ')}`;
+  } else {
+    message = 'No sensitive data detected';
+  }
+
+  return {
+    detections,
+    redactedText: kept.length > 0 ? redacted + text.slice(cursor) : undefined,
+    breakdown,
+    blocked,
+    containsPii: kept.length > 0,
+    overallConfidence: overall,
+    message,
+    blockedBy,
+  };
+}
+
+/** Reported detections in text order without overlaps (blocklist first, then higher final, then longer). */
+function nonOverlapping(reported: Reported[]): Reported[] {
+  const byStart = [...reported].sort((a, b) => a.c.start - b.c.start || b.c.end - a.c.end);
+  let overlapping = false;
+  for (let i = 1; i < byStart.length; i++) {
+    if (byStart[i].c.start < byStart[i - 1].c.end) {
+      overlapping = true;
+      break;
+    }
+  }
+  if (!overlapping) return byStart;
+  const rank = (r: Reported) => (r.c.blocklisted ? 2 : r.final);
+  const ranked = [...reported].sort(
+    (a, b) => rank(b) - rank(a) || b.c.end - b.c.start - (a.c.end - a.c.start) || a.c.start - b.c.start,
+  );
+  const kept: Reported[] = [];
+  for (const r of ranked) {
+    if (kept.every((k) => k.c.end <= r.c.start || r.c.end <= k.c.start)) kept.push(r);
+  }
+  return kept.sort((a, b) => a.c.start - b.c.start);
+}

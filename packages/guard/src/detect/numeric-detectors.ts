@@ -1,0 +1,454 @@
+// Detectors triggered by digits, `+` or `(`: payment cards, SSNs, phone numbers, IPv4 (and IPv6 via ip-detectors).
+import { isAlnum, isDigit, isWordCode } from './chars.ts';
+import { cardSchemeFits, luhnValid, ssnValid } from './checksums.ts';
+import {
+  internationalVerdict,
+  isPlausibleInternational,
+  isPlausibleNanp,
+  isPlausibleTrunkNational,
+} from './phone-plan.ts';
+import { evidence, type ScanState } from './scan-state.ts';
+import { contextPolarity, csvHeaderFor, windowBefore, wordAfter } from './text-features.ts';
+
+const MAX_GROUPS = 12;
+const groupStart = new Int32Array(MAX_GROUPS);
+const groupEnd = new Int32Array(MAX_GROUPS);
+/** Separator kinds before group k (bit 1 space, 2 dash, 4 dot, 8 parenthesis). */
+const sepBefore = new Int32Array(MAX_GROUPS);
+
+const SPACE = 1;
+const DASH = 2;
+const DOT = 4;
+const PAREN = 8;
+
+const CARD_WORDS = [
+  'card',
+  'credit',
+  'debit',
+  'visa',
+  'mastercard',
+  'amex',
+  'cc',
+  'pan',
+  'payment',
+  'kreditkarte',
+  'carte',
+  'tarjeta',
+];
+const SSN_WORDS = ['ssn', 'social security', 'social', 'tax_id', 'taxid', 'tin', 'ss#', 'ssa'];
+const PHONE_WORDS = [
+  'phone',
+  'tel',
+  'telephone',
+  'mobile',
+  'cell',
+  'call',
+  'called',
+  'fax',
+  'contact',
+  'whatsapp',
+  'sms',
+  'text',
+  'reach',
+  'dial',
+  'ph',
+  'mob',
+  'telefon',
+  'telefono',
+  'teléfono',
+  'téléphone',
+  'tél',
+  'handy',
+  'portable',
+  'móvil',
+  'movil',
+  'celular',
+  'numero',
+  'número',
+  'numéro',
+  'rufnummer',
+  'hotline',
+  'phone_number',
+];
+const NUMBER_NEGATIVE_WORDS = [
+  'order',
+  'invoice',
+  'tracking',
+  'ticket',
+  'sku',
+  'ref',
+  'reference',
+  'id',
+  'account',
+  'acct',
+  'iban',
+  'total',
+  'amount',
+  'price',
+  'version',
+  'build',
+  'item',
+  'case',
+  'serial',
+  'imei',
+  'isbn',
+  'routing',
+  'aba',
+  'po',
+  'zip',
+  'postcode',
+  'ext',
+  'extension',
+  'arn',
+  'confirmation',
+  'booking',
+  'pnr',
+  'transaction',
+  'txn',
+  'job',
+  'pid',
+  'timestamp',
+  'ts',
+  'epoch',
+];
+const IP_WORDS = [
+  'ip',
+  'ipv4',
+  'ipv6',
+  'ip_address',
+  'address',
+  'addr',
+  'host',
+  'hostname',
+  'server',
+  'from',
+  'client',
+  'remote',
+  'src',
+  'dst',
+  'source',
+  'gateway',
+  'dns',
+  'proxy',
+  'connect',
+  'connection',
+  'ssh',
+  'ping',
+  'vps',
+  'peer',
+  'subnet',
+  'bind',
+  'listen',
+  'origin',
+  'forwarded',
+  'nameserver',
+  'endpoint',
+  'inet',
+];
+const VERSION_WORDS = [
+  'version',
+  'ver',
+  'build',
+  'release',
+  'released',
+  'kernel',
+  'firmware',
+  'update',
+  'upgrade',
+  'patch',
+  'rev',
+  'revision',
+  'sdk',
+  'semver',
+  'tag',
+  'changelog',
+  'app_version',
+  'oid',
+];
+
+function headerPolarity(st: ScanState, start: number, positive: readonly string[]): number {
+  const header = csvHeaderFor(st.text, start);
+  if (header === undefined) return 0;
+  return contextPolarity(header, positive, NUMBER_NEGATIVE_WORDS);
+}
+
+/** Context for a number-like match: words in the 40 characters before it, else its CSV column header. */
+function numberContext(st: ScanState, start: number, positive: readonly string[]): number {
+  const near = contextPolarity(windowBefore(st.text, start, 40), positive, NUMBER_NEGATIVE_WORDS);
+  return near !== 0 ? near : headerPolarity(st, start, positive);
+}
+
+/**
+ * Scans a run of digit groups starting at `start` (a digit, `+` or `(`) and emits at most one candidate for it.
+ * Returns the end of the run (the scanner resumes there), or -1 when the run is not a number of interest.
+ */
+export function scanNumberRun(st: ScanState, start: number): number {
+  const t = st.text;
+  const n = st.n;
+  let j = start;
+  let hasPlus = false;
+  let openParen = false;
+  if (t.charCodeAt(j) === 43) {
+    hasPlus = true;
+    j++;
+  }
+  if (t.charCodeAt(j) === 40) {
+    openParen = true;
+    j++;
+  }
+  if (j >= n || !isDigit(t.charCodeAt(j))) return -1;
+  let groups = 0;
+  let digits = 0;
+  let sepUnion = 0;
+  let sepFirst = -1;
+  let sepUniform = true;
+  for (;;) {
+    const g0 = j;
+    while (j < n && isDigit(t.charCodeAt(j))) j++;
+    if (groups < MAX_GROUPS) {
+      groupStart[groups] = g0;
+      groupEnd[groups] = j;
+    }
+    groups++;
+    digits += j - g0;
+    if (groups >= MAX_GROUPS || digits > 24) break;
+    let k = j;
+    let sep = 0;
+    let count = 0;
+    let spaces = 0;
+    while (k < n && count < 3) {
+      const c = t.charCodeAt(k);
+      if (c === 32) {
+        sep |= SPACE;
+        spaces++;
+      } else if (c === 45) sep |= DASH;
+      else if (c === 46) sep |= DOT;
+      else if (c === 40 || c === 41) sep |= PAREN;
+      else break;
+      k++;
+      count++;
+    }
+    if (count === 0 || k >= n || !isDigit(t.charCodeAt(k)) || spaces > 1) break;
+    if (sep & DOT && count > 1) break;
+    if (count > 1 && !(sep & PAREN) && sep !== (SPACE | DASH)) break;
+    sepBefore[groups] = sep;
+    sepUnion |= sep;
+    if (sepFirst < 0) sepFirst = sep;
+    else if (sep !== sepFirst) sepUniform = false;
+    j = k;
+  }
+  const end = j;
+  if (groups >= MAX_GROUPS || digits > 24) return skipRun(st, end);
+  // Right boundary: part of an identifier (123abc), an e-mail local part (123@x) or a longer dotted run.
+  const after = end < n ? t.charCodeAt(end) : 32;
+  if (isWordCode(after) || after === 64) return skipRun(st, end);
+  const afterColonDigit = after === 58 && end + 1 < n && isDigit(t.charCodeAt(end + 1));
+
+  if (!hasPlus && !openParen && sepUnion === DOT) {
+    if (groups === 4) return scanIpv4(st, start, end);
+    if (groups === 3 && groupLen(0) === 3 && groupLen(1) === 3 && groupLen(2) === 4 && !afterColonDigit) {
+      return scanPhone(st, start, end, groups, digits, false, false);
+    }
+    return end; // versions, decimals, dotted dates: nothing to report
+  }
+  if (afterColonDigit) return end; // times (12:30:45) and host:port pairs that are not IPv4
+  if (!hasPlus && !openParen && groups >= 3 && isDateLike(groups, sepUnion)) return end;
+  if (!hasPlus && !openParen && digits >= 13 && digits <= 19 && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0) {
+    const r = scanCard(st, start, end, groups, digits);
+    if (r >= 0) return r;
+  }
+  if (!hasPlus && !openParen && digits === 9) return scanSsn(st, start, end, groups, sepUnion, sepUniform);
+  if (digits >= 7 && digits <= 15) return scanPhone(st, start, end, groups, digits, hasPlus, openParen);
+  return end;
+}
+
+function groupLen(k: number): number {
+  return groupEnd[k] - groupStart[k];
+}
+
+function skipRun(st: ScanState, end: number): number {
+  // Continue after the identifier the run belongs to.
+  let j = end;
+  while (j < st.n && isWordCode(st.text.charCodeAt(j))) j++;
+  return j;
+}
+
+function digitsOf(st: ScanState, groups: number, skipTrunkGroup: boolean): string {
+  let d = '';
+  for (let k = 0; k < groups; k++) {
+    // "+44 (0)20 …": the (0) trunk digit is not dialled internationally.
+    if (
+      skipTrunkGroup &&
+      k > 0 &&
+      groupLen(k) === 1 &&
+      st.text.charCodeAt(groupStart[k]) === 48 &&
+      sepBefore[k] & PAREN
+    ) {
+      continue;
+    }
+    d += st.text.slice(groupStart[k], groupEnd[k]);
+  }
+  return d;
+}
+
+function isDateLike(groups: number, sepUnion: number): boolean {
+  if (sepUnion & DOT && sepUnion & DASH) return false;
+  const a = groupLen(0);
+  const b = groupLen(1);
+  const c = groupLen(2);
+  if (sepBefore[1] !== sepBefore[2] || sepBefore[1] === SPACE || sepBefore[1] & PAREN) return false;
+  if (groups > 3 && sepBefore[3] !== SPACE) return false;
+  return (a === 4 && b <= 2 && c <= 2) || (a <= 2 && b <= 2 && (c === 4 || c === 2));
+}
+
+function scanIpv4(st: ScanState, start: number, end: number): number {
+  const t = st.text;
+  for (let k = 0; k < 4; k++) {
+    const len = groupLen(k);
+    if (len > 3) return end;
+    if (len > 1 && t.charCodeAt(groupStart[k]) === 48) return end;
+    if (Number(t.slice(groupStart[k], groupEnd[k])) > 255) return end;
+  }
+  if (!st.sel.ip) return end;
+  const value = t.slice(start, end);
+  if (value.charCodeAt(0) === 48 && value !== '0.0.0.0') return end;
+  const ctx = ipContext(st, start, end);
+  st.emit('IP_ADDRESS', start, end, evidence({ valid: true, context: ctx, strength: 0.8 }));
+  return end;
+}
+
+const VERSION_AFTER_WORDS = [
+  'kernel',
+  'update',
+  'upgrade',
+  'release',
+  'build',
+  'version',
+  'patch',
+  'firmware',
+  'changelog',
+];
+
+/** Context of an IP-like match: words before it, overridden by version words right after it ("… 4.1.2.9 kernel update"). */
+export function ipContext(st: ScanState, start: number, end: number): number {
+  if (wordAfter(st.text, end, 16, VERSION_AFTER_WORDS)) return -1;
+  return contextPolarity(windowBefore(st.text, start, 40), IP_WORDS, VERSION_WORDS);
+}
+
+function scanCard(st: ScanState, start: number, end: number, groups: number, digitCount: number): number {
+  if (groups > 1) {
+    for (let k = 0; k < groups - 1; k++) if (groupLen(k) < 3 || groupLen(k) > 6) return -1;
+  }
+  const d = digitsOf(st, groups, false);
+  if (!cardSchemeFits(d)) return -1;
+  if (!st.sel.card) return end;
+  const valid = luhnValid(d);
+  if (!valid && digitCount !== 15 && digitCount !== 16) return end;
+  const grouped = groups === 1 || (groups === 4 && groupLen(0) === 4) || (groups === 3 && groupLen(1) === 6);
+  const ctx = contextPolarity(windowBefore(st.text, start, 40), CARD_WORDS, NUMBER_NEGATIVE_WORDS);
+  st.emit('CREDIT_CARD', start, end, evidence({ valid, context: ctx, strength: grouped ? 1 : 0.7 }));
+  return end;
+}
+
+function scanSsn(
+  st: ScanState,
+  start: number,
+  end: number,
+  groups: number,
+  sepUnion: number,
+  uniform: boolean,
+): number {
+  const t = st.text;
+  let area: number;
+  let group: number;
+  let serial: number;
+  let ambiguity: number;
+  if (groups === 3 && uniform && (sepUnion === DASH || sepUnion === SPACE) && groupLen(0) === 3 && groupLen(1) === 2) {
+    area = Number(t.slice(groupStart[0], groupEnd[0]));
+    group = Number(t.slice(groupStart[1], groupEnd[1]));
+    serial = Number(t.slice(groupStart[2], groupEnd[2]));
+    ambiguity = sepUnion === DASH ? 0 : 0.05;
+  } else if (groups === 1) {
+    const s = t.slice(start, end);
+    area = Number(s.slice(0, 3));
+    group = Number(s.slice(3, 5));
+    serial = Number(s.slice(5));
+    ambiguity = 0.3;
+  } else return end;
+  if (!st.sel.ssn) return end;
+  const valid = ssnValid(area, group, serial);
+  // A dashed 3-2-4 number that breaks the issuing rules is still reported to the scorer, which drops it.
+  if (!valid && ambiguity > 0) return end;
+  const ctx = numberContext(st, start, SSN_WORDS);
+  st.emit('US_SSN', start, end, evidence({ valid, context: ctx, strength: ambiguity === 0 ? 1 : 0.6, ambiguity }));
+  return end;
+}
+
+function scanPhone(
+  st: ScanState,
+  start: number,
+  end: number,
+  groups: number,
+  digitCount: number,
+  hasPlus: boolean,
+  openParen: boolean,
+): number {
+  if (!st.sel.phone) return end;
+  let plausible = false;
+  let ambiguity = 0;
+  let strength = 0.7;
+  if (hasPlus) {
+    if (digitCount < 8) return end;
+    const verdict = internationalVerdict(digitsOf(st, groups, true));
+    if (verdict === 0) return end;
+    plausible = true;
+    // A number whose length fits its calling code but whose leading digits match no numbering plan (an
+    // unassigned area code) is still written as a phone number: keep it, with less weight.
+    ambiguity = verdict === 2 ? 0 : 0.05;
+    strength = groups > 1 ? 1 : 0.8;
+  } else {
+    const d = digitsOf(st, groups, false);
+    if (d.charCodeAt(0) === 48 && d.charCodeAt(1) === 48 && d.length >= 10) {
+      plausible = isPlausibleInternational(d.slice(2));
+      ambiguity = 0.1;
+    } else if (isPlausibleNanp(d) && nanpShape(groups, openParen)) {
+      plausible = true;
+      if (groups === 1) ambiguity = 0.3;
+      strength = groups === 1 ? 0.5 : 1;
+    } else if (d.charCodeAt(0) === 48 && d.length >= 9 && d.length <= 12 && isPlausibleTrunkNational(d)) {
+      // Three or four groups of exactly four digits are how tracking and account numbers are written.
+      if (groups >= 3 && groupLen(0) === 4 && groupLen(1) === 4 && groupLen(2) === 4) ambiguity = 0.4;
+      else ambiguity = d.length < 10 ? 0.3 : groups === 1 ? 0.25 : 0.1;
+      plausible = true;
+      strength = groups === 1 ? 0.5 : 0.9;
+    }
+  }
+  if (!plausible) return end;
+  let ctx = numberContext(st, start, PHONE_WORDS);
+  // "+CC …" is written only for phone numbers: words such as "order" nearby do not make it something else.
+  if (hasPlus && ctx < 0) ctx = 0;
+  // A bare or trunk-prefixed number next to "order" or "ref" is that number, not a phone: drop it outright.
+  if (ctx < 0 && ambiguity > 0) return end;
+  st.emit('PHONE_NUMBER', start, end, evidence({ valid: true, context: ctx, strength, ambiguity }));
+  return end;
+}
+
+function nanpShape(groups: number, openParen: boolean): boolean {
+  if (groups === 1) return true;
+  if (groups === 3) return groupLen(0) === 3 && groupLen(1) === 3 && groupLen(2) === 4;
+  if (groups === 4) return groupLen(0) === 1 && groupLen(1) === 3 && groupLen(2) === 3 && groupLen(3) === 4;
+  return openParen && groups === 3;
+}
+
+/** True when position `i` starts a number rather than continuing an identifier, a version or a path (v1.2, SKU-12, /42). */
+export function numberBoundaryBefore(text: string, i: number): boolean {
+  if (i === 0) return true;
+  const p = text.charCodeAt(i - 1);
+  if (isWordCode(p)) return false;
+  if (p === 46 || p === 45 || p === 47 || p === 35) {
+    // "#123" ticket numbers, "x.5", "SKU-12", "/orders/42"
+    if (p === 35) return false;
+    return i < 2 || !isAlnum(text.charCodeAt(i - 2));
+  }
+  return true;
+}

@@ -1,0 +1,104 @@
+// State shared by the built-in detectors during one pass over a text.
+import { builtinPattern } from './builtin-patterns.ts';
+import { type Evidence, localAiScoreOf, regexScoreOf } from './scoring.ts';
+import type { Candidate } from './types.ts';
+
+/** Which built-in detectors run, and the category each reports (a stored pattern may recategorize a built-in). */
+export interface BuiltinSelection {
+  readonly enabled: ReadonlySet<string>;
+  readonly categories: ReadonlyMap<string, string>;
+  /** Fast flags for the hot loop. */
+  readonly email: boolean;
+  readonly phone: boolean;
+  readonly card: boolean;
+  readonly ssn: boolean;
+  readonly iban: boolean;
+  readonly ip: boolean;
+  readonly secretPrefixes: boolean;
+  readonly password: boolean;
+  readonly injection: boolean;
+  readonly privateKey: boolean;
+  readonly jwt: boolean;
+}
+
+const SECRET_PREFIX_TYPES = [
+  'AWS_ACCESS_KEY',
+  'GITHUB_TOKEN',
+  'OPENAI_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'STRIPE_KEY',
+  'SLACK_TOKEN',
+  'GOOGLE_API_KEY',
+];
+
+/** Builds the selection for the given built-in names with their categories. */
+export function selectBuiltins(categories: ReadonlyMap<string, string>): BuiltinSelection {
+  const enabled = new Set(categories.keys());
+  return {
+    enabled,
+    categories,
+    email: enabled.has('EMAIL'),
+    phone: enabled.has('PHONE_NUMBER'),
+    card: enabled.has('CREDIT_CARD'),
+    ssn: enabled.has('US_SSN'),
+    iban: enabled.has('IBAN'),
+    ip: enabled.has('IP_ADDRESS'),
+    secretPrefixes: SECRET_PREFIX_TYPES.some((t) => enabled.has(t)),
+    password: enabled.has('GENERIC_PASSWORD'),
+    injection: enabled.has('PROMPT_INJECTION'),
+    privateKey: enabled.has('PRIVATE_KEY'),
+    jwt: enabled.has('JWT'),
+  };
+}
+
+const BASES = new Map<string, number>();
+
+function baseOf(type: string): number {
+  let b = BASES.get(type);
+  if (b === undefined) {
+    b = builtinPattern(type)?.baseScore ?? 0.6;
+    BASES.set(type, b);
+  }
+  return b;
+}
+
+export class ScanState {
+  readonly text: string;
+  readonly n: number;
+  readonly out: Candidate[] = [];
+  readonly sel: BuiltinSelection;
+
+  constructor(text: string, sel: BuiltinSelection) {
+    this.text = text;
+    this.n = text.length;
+    this.sel = sel;
+  }
+
+  /** Records a candidate of a built-in type, scored from its evidence; a disabled type is silently skipped. */
+  emit(type: string, start: number, end: number, ev: Evidence, baseAdjust = 0): void {
+    const category = this.sel.categories.get(type);
+    if (category === undefined) return;
+    const base = baseOf(type) + baseAdjust;
+    this.out.push({
+      type,
+      category,
+      start,
+      end,
+      value: this.text.slice(start, end),
+      regexScore: regexScoreOf(base, ev),
+      localAiScore: localAiScoreOf(base, ev),
+      blocklisted: false,
+    });
+  }
+}
+
+/** Evidence with the given fields, the rest neutral. */
+export function evidence(partial: Partial<Evidence>): Evidence {
+  return {
+    valid: partial.valid ?? null,
+    context: partial.context ?? 0,
+    placeholder: partial.placeholder ?? false,
+    strength: partial.strength ?? 0.5,
+    ambiguity: partial.ambiguity ?? 0,
+  };
+}

@@ -1,0 +1,265 @@
+// Detectors for credentials with fixed shapes: provider API keys and tokens (by literal prefix), JWTs and PEM
+// private key blocks.
+import { isAlnum, isBase64Url, isDigit, isUpper } from './chars.ts';
+import { evidence, type ScanState } from './scan-state.ts';
+import { isPlaceholderValue, shannonEntropy } from './text-features.ts';
+
+/** Strength of a random-looking body: entropy of 4.5 bits/char and above counts as fully random. */
+function randomness(body: string): number {
+  const h = shannonEntropy(body);
+  const x = (h - 2.5) / 2;
+  return x < 0 ? 0 : Math.min(x, 1);
+}
+
+/** True when a secret's random part is a placeholder or clearly not random (xxxx, 1111, "EXAMPLE"). */
+function fakeBody(body: string): boolean {
+  if (isPlaceholderValue(body)) return true;
+  return body.length >= 12 && shannonEntropy(body) < 2.5;
+}
+
+function runEnd(t: string, i: number, accept: (c: number) => boolean, max: number): number {
+  let j = i;
+  const limit = Math.min(t.length, i + max);
+  while (j < limit && accept(t.charCodeAt(j))) j++;
+  return j;
+}
+
+function isAlnumUnderscore(c: number): boolean {
+  return isAlnum(c) || c === 95;
+}
+
+function isAlnumDash(c: number): boolean {
+  return isAlnum(c) || c === 45;
+}
+
+function emitSecret(st: ScanState, type: string, start: number, end: number, body: string, baseAdjust = 0): number {
+  const placeholder = fakeBody(body);
+  st.emit(type, start, end, evidence({ valid: true, placeholder, strength: randomness(body), context: 0 }), baseAdjust);
+  return end;
+}
+
+/**
+ * Tries the prefix-keyed secret detectors at a word start `i` whose first character is `c`. Returns the end of
+ * an emitted candidate, or -1.
+ */
+export function scanSecretAt(st: ScanState, i: number, c: number): number {
+  const t = st.text;
+  switch (c) {
+    case 65: // A
+      if (t.startsWith('AKIA', i) || t.startsWith('ASIA', i)) return awsKey(st, i);
+      if (t.startsWith('AIza', i)) return googleKey(st, i);
+      return -1;
+    case 103: // g
+      if (t.charCodeAt(i + 1) === 104 && t.charCodeAt(i + 3) === 95) return githubToken(st, i);
+      if (t.startsWith('github_pat_', i)) return githubPat(st, i);
+      return -1;
+    case 115: // s
+    case 114: // r
+      if (t.charCodeAt(i + 1) !== 107) return -1;
+      if (c === 115 && t.charCodeAt(i + 2) === 45) return skDashKey(st, i);
+      if (t.charCodeAt(i + 2) === 95) return stripeKey(st, i);
+      return -1;
+    case 120: // x
+      if (t.startsWith('xox', i) && t.charCodeAt(i + 4) === 45) return slackToken(st, i);
+      if (t.startsWith('xapp-', i)) return slackToken(st, i);
+      return -1;
+    case 101: // e
+      if (t.charCodeAt(i + 1) === 121 && t.charCodeAt(i + 2) === 74) return jwt(st, i);
+      return -1;
+    default:
+      return -1;
+  }
+}
+
+function awsKey(st: ScanState, i: number): number {
+  if (!st.sel.enabled.has('AWS_ACCESS_KEY')) return -1;
+  const end = runEnd(st.text, i, isAlnum, 64);
+  if (end - i !== 20) return -1;
+  for (let k = i + 4; k < end; k++) {
+    const c = st.text.charCodeAt(k);
+    if (!isUpper(c) && !isDigit(c)) return -1;
+  }
+  return emitSecret(st, 'AWS_ACCESS_KEY', i, end, st.text.slice(i + 4, end));
+}
+
+function googleKey(st: ScanState, i: number): number {
+  if (!st.sel.enabled.has('GOOGLE_API_KEY')) return -1;
+  const end = runEnd(st.text, i, isBase64Url, 64);
+  if (end - i !== 39) return -1;
+  return emitSecret(st, 'GOOGLE_API_KEY', i, end, st.text.slice(i + 4, end));
+}
+
+function githubToken(st: ScanState, i: number): number {
+  const kind = st.text.charCodeAt(i + 2);
+  // ghp_ personal, gho_ OAuth, ghu_ user-to-server, ghs_ server-to-server, ghr_ refresh
+  if (kind !== 112 && kind !== 111 && kind !== 117 && kind !== 115 && kind !== 114) return -1;
+  if (!st.sel.enabled.has('GITHUB_TOKEN')) return -1;
+  const end = runEnd(st.text, i + 4, isAlnum, 256);
+  if (end - i - 4 < 36 || isAlnumUnderscore(st.text.charCodeAt(end))) return -1;
+  return emitSecret(st, 'GITHUB_TOKEN', i, end, st.text.slice(i + 4, end));
+}
+
+function githubPat(st: ScanState, i: number): number {
+  if (!st.sel.enabled.has('GITHUB_TOKEN')) return -1;
+  const end = runEnd(st.text, i + 11, isAlnumUnderscore, 256);
+  if (end - i - 11 < 50) return -1;
+  return emitSecret(st, 'GITHUB_TOKEN', i, end, st.text.slice(i + 11, end));
+}
+
+const OPENAI_SEGMENTS = ['proj-', 'svcacct-', 'admin-', 'None-'];
+
+function skDashKey(st: ScanState, i: number): number {
+  const t = st.text;
+  const end = runEnd(t, i, isBase64Url, 400);
+  if (t.startsWith('sk-ant-', i)) {
+    if (!st.sel.enabled.has('ANTHROPIC_API_KEY') || end - i < 40) return -1;
+    const dash = t.indexOf('-', i + 7);
+    const bodyStart = dash > 0 && dash < end ? dash + 1 : i + 7;
+    return emitSecret(st, 'ANTHROPIC_API_KEY', i, end, t.slice(bodyStart, end));
+  }
+  if (!st.sel.enabled.has('OPENAI_API_KEY')) return -1;
+  let bodyStart = i + 3;
+  for (const seg of OPENAI_SEGMENTS) {
+    if (t.startsWith(seg, bodyStart)) {
+      bodyStart += seg.length;
+      break;
+    }
+  }
+  const body = t.slice(bodyStart, end);
+  const marker = body.indexOf('T3BlbkFJ');
+  if (marker >= 0) return emitSecret(st, 'OPENAI_API_KEY', i, end, body);
+  // Keys without the marker (old user keys, other OpenAI-compatible vendors): long, mixed, random.
+  if (body.length < 32) {
+    if (body.length >= 8 && isPlaceholderValue(body)) return emitSecret(st, 'OPENAI_API_KEY', i, end, body);
+    return -1;
+  }
+  return emitSecret(st, 'OPENAI_API_KEY', i, end, body, -0.04);
+}
+
+function stripeKey(st: ScanState, i: number): number {
+  const t = st.text;
+  const live = t.startsWith('live_', i + 3);
+  if (!live && !t.startsWith('test_', i + 3)) return -1;
+  if (!st.sel.enabled.has('STRIPE_KEY')) return -1;
+  const end = runEnd(t, i + 8, isAlnum, 300);
+  if (isAlnumUnderscore(t.charCodeAt(end))) {
+    // sk_test_PLACEHOLDER_VALUE and similar
+    const longer = runEnd(t, i + 8, isAlnumUnderscore, 300);
+    return emitSecret(st, 'STRIPE_KEY', i, longer, t.slice(i + 8, longer));
+  }
+  const body = t.slice(i + 8, end);
+  if (body.length < 16) {
+    if (body.length >= 4 && isPlaceholderValue(body)) return emitSecret(st, 'STRIPE_KEY', i, end, body);
+    return -1;
+  }
+  // Test-mode keys reach no money; they are still credentials, one notch lower.
+  return emitSecret(st, 'STRIPE_KEY', i, end, body, live ? 0 : -0.04);
+}
+
+function slackToken(st: ScanState, i: number): number {
+  if (!st.sel.enabled.has('SLACK_TOKEN')) return -1;
+  const t = st.text;
+  const end = runEnd(t, i, isAlnumDash, 300);
+  const bodyStart = t.charCodeAt(i + 1) === 111 ? i + 5 : i + 5;
+  if (end - bodyStart < 10) return -1;
+  let trimmed = end;
+  while (trimmed > bodyStart && t.charCodeAt(trimmed - 1) === 45) trimmed--;
+  return emitSecret(st, 'SLACK_TOKEN', i, trimmed, t.slice(bodyStart, trimmed));
+}
+
+function jwt(st: ScanState, i: number): number {
+  if (!st.sel.jwt) return -1;
+  const t = st.text;
+  const h = runEnd(t, i, isBase64Url, 2000);
+  if (h - i < 10 || t.charCodeAt(h) !== 46) return -1;
+  const p = runEnd(t, h + 1, isBase64Url, 8000);
+  if (p - h - 1 < 10 || t.charCodeAt(p) !== 46) return -1;
+  const s = runEnd(t, p + 1, isBase64Url, 4000);
+  let end = s;
+  while (end < t.length && t.charCodeAt(end) === 61 && end - s < 2) end++;
+  const header = decodeBase64Url(t.slice(i, h));
+  const valid = header.startsWith('{') && (header.includes('"alg"') || header.includes('"typ"'));
+  const sig = t.slice(p + 1, s);
+  const placeholder = sig.length > 0 && fakeBody(sig);
+  st.emit(
+    'JWT',
+    i,
+    end,
+    evidence({ valid, placeholder, strength: sig.length >= 16 ? randomness(sig) : 0.3, context: 0 }),
+  );
+  return end;
+}
+
+function decodeBase64Url(s: string): string {
+  try {
+    return Buffer.from(s, 'base64url').toString('latin1');
+  } catch {
+    return '';
+  }
+}
+
+const BEGIN = '-----BEGIN ';
+
+/** Tries a PEM/OpenSSH private key block at `i` (a `-`). Returns its end, or -1. */
+export function scanPrivateKey(st: ScanState, i: number): number {
+  const t = st.text;
+  if (!t.startsWith(BEGIN, i) || !st.sel.privateKey) return -1;
+  const labelEnd = t.indexOf('-----', i + BEGIN.length);
+  if (labelEnd < 0 || labelEnd - i > 64) return -1;
+  const label = t.slice(i + BEGIN.length, labelEnd);
+  if (!label.endsWith('PRIVATE KEY') && !label.endsWith('PRIVATE KEY BLOCK')) return -1;
+  const bodyStart = labelEnd + 5;
+  const endMarker = `-----END ${label}-----`;
+  const endAt = t.indexOf(endMarker, bodyStart);
+  let end: number;
+  let bodyEnd: number;
+  if (endAt >= 0 && endAt - bodyStart < 64_000) {
+    bodyEnd = endAt;
+    end = endAt + endMarker.length;
+  } else {
+    // A truncated paste: the key is the base64 that follows, across line breaks (real or JSON-escaped).
+    let j = bodyStart;
+    while (j < t.length && j - bodyStart < 64_000) {
+      const c = t.charCodeAt(j);
+      if (isAlnum(c) || c === 43 || c === 47 || c === 61 || c === 10 || c === 13 || c === 32) j++;
+      else if (c === 92 && (t.charCodeAt(j + 1) === 110 || t.charCodeAt(j + 1) === 114)) j += 2;
+      else break;
+    }
+    bodyEnd = j;
+    end = j;
+    while (end > bodyStart && (t.charCodeAt(end - 1) === 10 || t.charCodeAt(end - 1) === 32)) end--;
+  }
+  let b64 = 0;
+  for (let k = bodyStart; k < bodyEnd; k++) {
+    const c = t.charCodeAt(k);
+    if (isAlnum(c) || c === 43 || c === 47) b64++;
+  }
+  const body = t.slice(bodyStart, bodyEnd);
+  const placeholder =
+    b64 < 64 || body.includes('...') || body.includes('…') || /your|here|redacted/i.test(body.slice(0, 48));
+  st.emit('PRIVATE_KEY', i, end, evidence({ valid: endAt >= 0, placeholder, strength: 1, context: 0 }));
+  return end;
+}
+
+/** True when a known secret prefix starts at `i`: the generic password detector leaves such values to its owner. */
+export function knownSecretPrefixAt(t: string, i: number): boolean {
+  const c = t.charCodeAt(i);
+  switch (c) {
+    case 65:
+      return t.startsWith('AKIA', i) || t.startsWith('ASIA', i) || t.startsWith('AIza', i);
+    case 103:
+      return (t.charCodeAt(i + 1) === 104 && t.charCodeAt(i + 3) === 95) || t.startsWith('github_pat_', i);
+    case 115:
+      return t.startsWith('sk-', i) || t.startsWith('sk_live_', i) || t.startsWith('sk_test_', i);
+    case 114:
+      return t.startsWith('rk_live_', i) || t.startsWith('rk_test_', i);
+    case 120:
+      return (t.startsWith('xox', i) && t.charCodeAt(i + 4) === 45) || t.startsWith('xapp-', i);
+    case 101:
+      return t.startsWith('eyJ', i);
+    case 45:
+      return t.startsWith(BEGIN, i);
+    default:
+      return false;
+  }
+}

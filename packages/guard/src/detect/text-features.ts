@@ -1,0 +1,326 @@
+// Small text measurements shared by the detectors and the scorer: entropy, character classes, placeholders,
+// context words near a match.
+
+const counts = new Int32Array(65536);
+
+/** Shannon entropy of the string in bits per character (0 for a repeated character, ~5.9 for random base64). */
+export function shannonEntropy(s: string): number {
+  const n = s.length;
+  if (n === 0) return 0;
+  for (let i = 0; i < n; i++) counts[s.charCodeAt(i)]++;
+  let h = 0;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    const k = counts[c];
+    if (k > 0) {
+      const p = k / n;
+      h -= p * Math.log2(p);
+      counts[c] = 0;
+    }
+  }
+  return h;
+}
+
+/** Number of character classes present: lower-case, upper-case, digits, other (symbols). */
+export function charClassCount(s: string): number {
+  let lower = 0;
+  let upper = 0;
+  let digit = 0;
+  let other = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 97 && c <= 122) lower = 1;
+    else if (c >= 65 && c <= 90) upper = 1;
+    else if (c >= 48 && c <= 57) digit = 1;
+    else other = 1;
+  }
+  return lower + upper + digit + other;
+}
+
+/** Words that mark a value as a stand-in ("your-api-key-here", "sk_test_PLACEHOLDER", "REDACTED"). */
+const PLACEHOLDER_MARKERS = new Set([
+  'your',
+  'yours',
+  'example',
+  'examples',
+  'placeholder',
+  'changeme',
+  'change',
+  'replace',
+  'redacted',
+  'dummy',
+  'sample',
+  'insert',
+  'todo',
+  'fixme',
+  'fake',
+  'here',
+  'masked',
+  'removed',
+  'omitted',
+  'notreal',
+  'demo',
+  'xxx',
+  'xxxx',
+  'tbd',
+  'goes',
+  'enter',
+  'put',
+]);
+/** Words that fill a placeholder out ("YOUR_API_KEY") without marking one on their own. */
+const PLACEHOLDER_FILLERS = new Set([
+  'my',
+  'api',
+  'key',
+  'keys',
+  'token',
+  'secret',
+  'password',
+  'pass',
+  'pwd',
+  'value',
+  'test',
+  'me',
+  'the',
+  'a',
+  'db',
+  'access',
+  'auth',
+  'private',
+  'real',
+  'actual',
+  'new',
+  'live',
+  'prod',
+  'dev',
+  'user',
+  'app',
+  'env',
+  'openai',
+  'stripe',
+  'github',
+  'slack',
+  'aws',
+]);
+
+const PLACEHOLDER_EXACT = new Set([
+  'password',
+  'passwd',
+  'secret',
+  'token',
+  'apikey',
+  'api_key',
+  'null',
+  'none',
+  'nil',
+  'undefined',
+  'true',
+  'false',
+  'empty',
+  'test',
+  'tbd',
+  'n/a',
+  'na',
+  'string',
+  'required',
+  'optional',
+  'value',
+  'default',
+  'pass',
+  'pwd',
+  'hidden',
+  'secret123',
+  'password123',
+]);
+
+/** Lower-cased letter segments of `v`: split at non-letters and at camelCase humps. */
+function letterSegments(v: string): string[] {
+  const out: string[] = [];
+  let seg = '';
+  let prevLower = false;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    const lower = c >= 97 && c <= 122;
+    const upper = c >= 65 && c <= 90;
+    if ((lower || upper) && !(upper && prevLower)) seg += String.fromCharCode(lower ? c : c + 32);
+    else {
+      if (seg) out.push(seg);
+      seg = upper ? String.fromCharCode(c + 32) : '';
+    }
+    prevLower = lower;
+  }
+  if (seg) out.push(seg);
+  return out;
+}
+
+function maskedShare(v: string): number {
+  let masked = 0;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    // * x X • # . _ - (and the bullet/ellipsis code points)
+    if (
+      c === 42 ||
+      c === 120 ||
+      c === 88 ||
+      c === 35 ||
+      c === 46 ||
+      c === 95 ||
+      c === 45 ||
+      c === 0x2022 ||
+      c === 0x2026 ||
+      c === 0x25cf
+    )
+      masked++;
+  }
+  return masked / v.length;
+}
+
+/**
+ * True for values that stand in for a secret rather than being one: template references (`${X}`, `{{ x }}`,
+ * `<x>`, `%(x)s`, `$X`), masked values (`****`, `xxxx-xxxx`), values made mostly of placeholder words
+ * ("your-api-key-here", "REDACTED", "changeme"), and long runs of one repeated character. A real passphrase that
+ * merely contains such a word ("zen-sizzle-hidden-39") is not a placeholder.
+ */
+export function isPlaceholderValue(value: string): boolean {
+  const v = value.trim();
+  if (v.length === 0) return true;
+  const first = v.charCodeAt(0);
+  // $VAR, ${VAR}, <VAR>, {{VAR}}, [VAR], %(VAR)s, %VAR%
+  if (first === 36 || first === 60 || first === 123 || first === 91 || first === 37) return true;
+  const lower = v.toLowerCase();
+  if (PLACEHOLDER_EXACT.has(lower)) return true;
+  if (lower.startsWith('process.env') || lower.startsWith('os.environ') || lower.startsWith('env(')) return true;
+  if (v.length >= 4 && maskedShare(v) >= 0.6) return true;
+  if (v.includes('...') || v.includes('…')) return true;
+  const segments = letterSegments(v);
+  let marked = false;
+  let covered = 0;
+  for (const s of segments) {
+    if (PLACEHOLDER_MARKERS.has(s) || (s.length >= 3 && /^x+$/.test(s))) {
+      marked = true;
+      covered += s.length;
+    } else if (PLACEHOLDER_FILLERS.has(s)) covered += s.length;
+  }
+  if (marked && covered >= v.length * 0.4) return true;
+  // One character repeated over most of the value (aaaaaaaa…, 00000000).
+  let run = 1;
+  let maxRun = 1;
+  for (let i = 1; i < v.length; i++) {
+    if (v.charCodeAt(i) === v.charCodeAt(i - 1)) {
+      run++;
+      if (run > maxRun) maxRun = run;
+    } else run = 1;
+  }
+  return v.length >= 6 && maxRun >= Math.max(6, v.length * 0.5);
+}
+
+/** True for 8-4-4-4-12 hex UUIDs. */
+export function isUuid(v: string): boolean {
+  if (v.length !== 36) return false;
+  for (let i = 0; i < 36; i++) {
+    const c = v.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 45) return false;
+    } else if (!isHexCode(c)) return false;
+  }
+  return true;
+}
+
+/** True when every character is a hex digit. */
+export function isHex(v: string): boolean {
+  if (v.length === 0) return false;
+  for (let i = 0; i < v.length; i++) if (!isHexCode(v.charCodeAt(i))) return false;
+  return true;
+}
+
+/** True for 0-9, a-f, A-F. */
+export function isHexCode(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+}
+
+function isLetterCode(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+}
+
+/**
+ * Position (in `haystack`) of the last occurrence of `word` that stands as a word of its own: no ASCII letter
+ * right before or after it (digits, `_`, punctuation are fine, so `client_ip` and `ssn:` count). -1 when absent.
+ */
+export function lastWordIndex(haystack: string, word: string): number {
+  let from = haystack.length;
+  while (from >= 0) {
+    const at = haystack.lastIndexOf(word, from);
+    if (at < 0) return -1;
+    const before = at > 0 ? haystack.charCodeAt(at - 1) : 32;
+    const after = at + word.length < haystack.length ? haystack.charCodeAt(at + word.length) : 32;
+    if (!isLetterCode(before) && !isLetterCode(after)) return at;
+    from = at - 1;
+  }
+  return -1;
+}
+
+/** Up to `width` characters before `start` on the same line, lower-cased. */
+export function windowBefore(text: string, start: number, width: number): string {
+  let from = start;
+  const limit = start > width ? start - width : 0;
+  while (from > limit && text.charCodeAt(from - 1) !== 10) from--;
+  return text.slice(from, start).toLowerCase();
+}
+
+/**
+ * +1 when a positive word ends nearer the match than any negative word (ties go to the positive word, so
+ * `tax_id` beats `id`), -1 for the reverse, 0 when neither occurs in the window before it.
+ */
+export function contextPolarity(windowText: string, positive: readonly string[], negative: readonly string[]): number {
+  let pos = -1;
+  for (const w of positive) {
+    const at = lastWordIndex(windowText, w);
+    if (at >= 0 && at + w.length > pos) pos = at + w.length;
+  }
+  let neg = -1;
+  for (const w of negative) {
+    const at = lastWordIndex(windowText, w);
+    if (at >= 0 && at + w.length > neg) neg = at + w.length;
+  }
+  if (pos < 0 && neg < 0) return 0;
+  return pos >= neg ? 1 : -1;
+}
+
+/** True when one of `words` occurs as a word in the `width` characters after `end` (lower-cased). */
+export function wordAfter(text: string, end: number, width: number, words: readonly string[]): boolean {
+  const after = text.slice(end, end + width).toLowerCase();
+  for (const w of words) if (lastWordIndex(after, w) >= 0) return true;
+  return false;
+}
+
+/**
+ * The header cell (lower-cased) of the CSV/TSV column that contains `start`, when the text's first line is a
+ * delimited header and `start` sits in a later line; undefined otherwise. Lets "ssn" or "phone" in a header be
+ * context for a bare number three lines down.
+ */
+export function csvHeaderFor(text: string, start: number): string | undefined {
+  const headerEnd = text.indexOf('\n');
+  if (headerEnd < 0 || start <= headerEnd) return undefined;
+  let lineStart = start;
+  while (lineStart > 0 && text.charCodeAt(lineStart - 1) !== 10) lineStart--;
+  let lineEnd = text.indexOf('\n', start);
+  if (lineEnd < 0) lineEnd = text.length;
+  const header = text.slice(0, headerEnd);
+  for (const delim of [',', ';', '\t', '|']) {
+    const cells = header.split(delim);
+    if (cells.length < 2) continue;
+    const row = text.slice(lineStart, lineEnd);
+    if (!row.includes(delim)) continue;
+    let column = 0;
+    let quoted = false;
+    const d = delim.charCodeAt(0);
+    for (let i = lineStart; i < start; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 34) quoted = !quoted;
+      else if (c === d && !quoted) column++;
+    }
+    if (column >= cells.length) return undefined;
+    return cells[column].trim().replace(/^"|"$/g, '').toLowerCase();
+  }
+  return undefined;
+}
