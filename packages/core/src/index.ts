@@ -37,3 +37,11 @@ export {
 } from './idempotency/idempotency.ts';
 export { createIdempotencyTable, IDEMPOTENCY_TABLE, type IdempotencyKeyTable } from './idempotency/idempotency-table.ts';
 export { sendIdempotent } from './idempotency/reply.ts';
+export {
+  defineMcpTool,
+  type McpCall,
+  type McpEndpointOptions,
+  McpErrorCodes,
+  type McpTool,
+  registerMcpEndpoint,
+} from './mcp/mcp-endpoint.ts';

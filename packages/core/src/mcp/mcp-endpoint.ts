@@ -1,0 +1,325 @@
+import {
+  type AuthInfo,
+  type CallToolResult,
+  createMcpHandler,
+  INVALID_PARAMS,
+  isLegacyRequest,
+  ProtocolError,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Static, TObject } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { Value } from 'typebox/value';
+import { AppError, CoreErrors } from '../errors.ts';
+import { toAppError } from '../http/error-handler.ts';
+
+/** JSON-RPC error codes this endpoint uses beyond the protocol's own (-32700 … -32603). */
+export const McpErrorCodes = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  invalidParams: INVALID_PARAMS,
+  unauthorized: -32001,
+  forbidden: -32003,
+  rateLimited: -32029,
+  internal: -32603,
+} as const;
+
+/** What a tool handler is told about the call. */
+export interface McpCall<P> {
+  principal: P;
+  /** The request id (`x-request-id`): put it in logs, never in a tool's data. */
+  traceId: string;
+  request: FastifyRequest;
+}
+
+/**
+ * One tool: its TypeBox schema is both the advertised JSON Schema `inputSchema` and the validator applied to
+ * `arguments` before `run` is called, so the two cannot drift apart.
+ */
+export interface McpTool<P, S extends TObject = TObject> {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: S;
+  /** The permission a principal must hold to see (`tools/list`) and call (`tools/call`) the tool. */
+  permission: string;
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
+  /** Returns the structured result (an object). Throw an AppError for a business failure: it becomes `isError: true`. */
+  run(args: Static<S>, call: McpCall<P>): Promise<Record<string, unknown>>;
+}
+
+/** Declares a tool with `run`'s arguments typed from its schema. */
+export function defineMcpTool<P, S extends TObject = TObject>(tool: McpTool<P, S>): McpTool<P> {
+  return tool as unknown as McpTool<P>;
+}
+
+export interface McpEndpointOptions<P> {
+  /** Route path, e.g. `/api/v1/geo/mcp`. */
+  path: string;
+  serverInfo: { name: string; version: string; title?: string };
+  instructions?: string;
+  tools: readonly McpTool<P>[];
+  /**
+   * Identifies the caller from the HTTP request (headers). Throw an AppError: 401 → JSON-RPC -32001, 403 →
+   * -32003, with the same HTTP status. Runs before anything of the body is acted on.
+   */
+  authenticate(request: FastifyRequest): Promise<P>;
+  /** True when the principal holds the permission (per-tool check for `tools/list` and `tools/call`). */
+  authorize(principal: P, permission: string): boolean;
+  /** OpenAPI documentation of the route (tags, summary, description, security). */
+  docs?: { tags?: string[]; summary?: string; description?: string; security?: Record<string, string[]>[] };
+  /** Per-route Fastify config (e.g. a rate limit). */
+  routeConfig?: Record<string, unknown>;
+}
+
+interface JsonRpcErrorBody {
+  jsonrpc: '2.0';
+  id: string | number | null;
+  error: { code: number; message: string; data?: Record<string, unknown> };
+}
+
+function requestIdOf(body: unknown): string | number | null {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+function jsonRpcError(body: unknown, code: number, message: string, data?: Record<string, unknown>): JsonRpcErrorBody {
+  return { jsonrpc: '2.0', id: requestIdOf(body), error: { code, message, ...(data ? { data } : {}) } };
+}
+
+/** The one mapper from AppError to a JSON-RPC error object (the HTTP status stays the AppError's). */
+function codeFor(error: AppError): number {
+  if (error.statusCode === 401) return McpErrorCodes.unauthorized;
+  if (error.statusCode === 403) return McpErrorCodes.forbidden;
+  if (error.statusCode === 429) return McpErrorCodes.rateLimited;
+  if (error.code === 'INVALID_JSON') return McpErrorCodes.parseError;
+  if (error.statusCode >= 500) return McpErrorCodes.internal;
+  return McpErrorCodes.invalidRequest;
+}
+
+function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  const exposed = error.statusCode < 500;
+  const message = exposed ? error.message : 'Internal Server Error';
+  if (error.headers) reply.headers(error.headers);
+  return reply
+    .status(error.statusCode)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(
+      jsonRpcError(request.body, codeFor(error), message, {
+        code: exposed ? error.code : 'INTERNAL',
+        traceId: request.id,
+      }),
+    );
+}
+
+function textResult(payload: unknown, isError: boolean): CallToolResult {
+  const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(payload) }] };
+  if (isError) result.isError = true;
+  else result.structuredContent = payload as Record<string, unknown>;
+  return result;
+}
+
+interface CompiledTool<P> {
+  tool: McpTool<P>;
+  check(value: unknown): boolean;
+  errors(value: unknown): { instancePath: string; message: string }[];
+  advertised: Record<string, unknown>;
+}
+
+function compileTool<P>(tool: McpTool<P>): CompiledTool<P> {
+  const validator = Compile(tool.inputSchema);
+  // A plain JSON copy: what `tools/list` advertises is exactly the validated schema.
+  const inputSchema = JSON.parse(JSON.stringify(tool.inputSchema)) as Record<string, unknown>;
+  return {
+    tool,
+    check: (value) => validator.Check(value),
+    errors: (value) => [...validator.Errors(value)].map((e) => ({ instancePath: e.instancePath, message: e.message })),
+    advertised: {
+      name: tool.name,
+      ...(tool.title ? { title: tool.title } : {}),
+      description: tool.description,
+      inputSchema,
+      ...(tool.annotations ? { annotations: tool.annotations } : {}),
+    },
+  };
+}
+
+const PRINCIPAL = Symbol('keel.mcp.principal');
+interface PrincipalCarrier<P> {
+  [PRINCIPAL]?: { principal: P; request: FastifyRequest };
+}
+
+/**
+ * Mounts a stateless MCP tool endpoint (official SDK, v2 packages) on a Fastify app: every POST gets a fresh
+ * server and transport and a JSON (never SSE) response. 2025-era clients (`initialize` → `tools/list` →
+ * `tools/call`) and 2026-07-28 clients (per-request envelope) are both served from one tool list.
+ *
+ * - `authenticate` runs first: a failure is a JSON-RPC error object with the HTTP status of the AppError (401/403).
+ * - `tools/list` lists only the tools the principal may call.
+ * - `tools/call` of a tool the principal may not call: JSON-RPC -32003 and HTTP 403; of an unknown tool:
+ *   JSON-RPC -32602 (HTTP 200, as the protocol says).
+ * - Arguments that fail the tool's schema and AppErrors thrown by `run` are tool results with `isError: true`.
+ * - Malformed JSON → -32700 / HTTP 400; a body that is not a JSON-RPC message, or a batch → -32600 / HTTP 400.
+ */
+export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpEndpointOptions<P>): Promise<void> {
+  const compiled = new Map(options.tools.map((tool) => [tool.name, compileTool(tool)]));
+  if (compiled.size !== options.tools.length) throw new Error('MCP tool names must be unique');
+
+  const buildServer = (carrier: { principal: P; request: FastifyRequest }): Server => {
+    const server = new Server(
+      {
+        name: options.serverInfo.name,
+        version: options.serverInfo.version,
+        ...(options.serverInfo.title ? { title: options.serverInfo.title } : {}),
+      },
+      { capabilities: { tools: {} }, ...(options.instructions ? { instructions: options.instructions } : {}) },
+    );
+    server.setRequestHandler('tools/list', async () => ({
+      tools: [...compiled.values()]
+        .filter((entry) => options.authorize(carrier.principal, entry.tool.permission))
+        .map((entry) => entry.advertised) as never,
+    }));
+    server.setRequestHandler('tools/call', async (request) => {
+      const { name, arguments: rawArgs } = request.params;
+      const entry = compiled.get(name);
+      if (!entry) throw new ProtocolError(INVALID_PARAMS, `Unknown tool: ${name.slice(0, 100)}`);
+      if (!options.authorize(carrier.principal, entry.tool.permission)) {
+        // Pre-screened with HTTP 403 before the SDK sees the request; this is the second line of defence.
+        throw new ProtocolError(
+          McpErrorCodes.forbidden,
+          `The credential lacks the permission ${entry.tool.permission}`,
+        );
+      }
+      const args = Value.Default(entry.tool.inputSchema, structuredClone(rawArgs ?? {}));
+      if (!entry.check(args)) {
+        const problems = entry.errors(args).slice(0, 10);
+        const summary = problems.map((p) => `${p.instancePath || '/'} ${p.message}`).join('; ');
+        return textResult(
+          { error: { code: 'INVALID_ARGUMENTS', message: `Invalid arguments: ${summary}`, details: problems } },
+          true,
+        );
+      }
+      try {
+        const result = await entry.tool.run(args as never, {
+          principal: carrier.principal,
+          traceId: carrier.request.id,
+          request: carrier.request,
+        });
+        return textResult(result, false);
+      } catch (error) {
+        const appError = error instanceof AppError ? error : undefined;
+        if (appError && appError.statusCode < 500) {
+          return textResult({ error: { code: appError.code, message: appError.message } }, true);
+        }
+        carrier.request.log.error({ err: error, tool: name }, 'MCP tool failed');
+        return textResult(
+          { error: { code: 'INTERNAL', message: 'Internal Server Error', traceId: carrier.request.id } },
+          true,
+        );
+      }
+    });
+    return server;
+  };
+
+  const modern = createMcpHandler(
+    (ctx) => {
+      const carrier = (ctx.authInfo?.extra as PrincipalCarrier<P> | undefined)?.[PRINCIPAL];
+      if (!carrier) throw new Error('MCP request without an authenticated principal');
+      return buildServer(carrier);
+    },
+    // 'auto' answers with one JSON body unless a handler emits a message before its result, which ours never do.
+    { legacy: 'reject', responseMode: 'auto' },
+  );
+  app.addHook('onClose', async () => modern.close());
+
+  await app.register(async (scope) => {
+    // JSON-RPC endpoints answer every failure (bad JSON, 413, 415, 429, auth) as a JSON-RPC error object.
+    scope.setErrorHandler((error, request, reply) => {
+      const appError = toAppError(error, app.initialConfig.bodyLimit ?? 1_048_576);
+      if (appError.statusCode >= 500) request.log.error({ err: error }, 'MCP endpoint failed');
+      return sendError(request, reply, appError);
+    });
+
+    scope.post(
+      options.path,
+      {
+        schema: { ...(options.docs ?? {}) },
+        ...(options.routeConfig ? { config: options.routeConfig } : {}),
+      },
+      async (request, reply) => {
+        const principal = await options.authenticate(request);
+        const body = request.body as Record<string, unknown> | unknown[] | null | undefined;
+        if (Array.isArray(body)) {
+          return sendError(
+            request,
+            reply,
+            CoreErrors.badRequest('JSON-RPC batches are not supported; send one message per request'),
+          );
+        }
+        if (!body || typeof body !== 'object' || body.jsonrpc !== '2.0') {
+          return sendError(
+            request,
+            reply,
+            CoreErrors.badRequest('The body must be a JSON-RPC 2.0 message ({"jsonrpc":"2.0",…})'),
+          );
+        }
+        if (body.method === 'tools/call') {
+          const name = (body.params as { name?: unknown } | undefined)?.name;
+          const entry = typeof name === 'string' ? compiled.get(name) : undefined;
+          if (entry && !options.authorize(principal, entry.tool.permission)) {
+            return sendError(request, reply, CoreErrors.forbidden(entry.tool.permission));
+          }
+        }
+
+        const carrier = { principal, request };
+        const url = `http://${request.hostname || 'localhost'}${request.url}`;
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(request.headers)) {
+          if (typeof value === 'string' && name !== 'content-length' && name !== 'host') headers.set(name, value);
+        }
+        // Responses are always JSON, so a client that asks only for one of the two media types is still served.
+        headers.set('accept', 'application/json, text/event-stream');
+        headers.set('content-type', 'application/json');
+        const webRequest = new Request(url, { method: 'POST', headers });
+        const authInfo: AuthInfo = {
+          token: 'redacted',
+          clientId: 'keel',
+          scopes: [],
+          extra: { [PRINCIPAL]: carrier } as never,
+        };
+
+        let response: Response;
+        if (await isLegacyRequest(webRequest, body)) {
+          const server = buildServer(carrier);
+          const transport = new WebStandardStreamableHTTPServerTransport({
+            sessionIdGenerator: undefined,
+            enableJsonResponse: true,
+          });
+          try {
+            await server.connect(transport);
+            response = await transport.handleRequest(webRequest, { parsedBody: body, authInfo });
+          } finally {
+            await server.close().catch(() => undefined);
+          }
+        } else {
+          response = await modern.fetch(webRequest, { parsedBody: body, authInfo });
+        }
+
+        reply.status(response.status);
+        const contentType = response.headers.get('content-type');
+        if (contentType) reply.header('content-type', contentType);
+        const protocolVersion = response.headers.get('mcp-protocol-version');
+        if (protocolVersion) reply.header('mcp-protocol-version', protocolVersion);
+        const text = await response.text();
+        return reply.send(text.length > 0 ? text : null);
+      },
+    );
+  });
+}

@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { describe, type TestContext, test } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Type } from 'typebox';
+import {
+  type App,
+  AppError,
+  CoreErrors,
+  createApp,
+  defineMcpTool,
+  McpErrorCodes,
+  registerMcpEndpoint,
+} from '../src/index.ts';
+
+interface Principal {
+  name: string;
+  permissions: Set<string>;
+}
+
+const KEYS = new Map<string, Principal>([
+  ['reader-key', { name: 'reader', permissions: new Set(['demo:read']) }],
+  ['writer-key', { name: 'writer', permissions: new Set(['demo:read', 'demo:write']) }],
+]);
+
+const Echo = Type.Object(
+  { text: Type.String({ minLength: 1, maxLength: 50 }), times: Type.Integer({ minimum: 1, maximum: 5, default: 1 }) },
+  { additionalProperties: false },
+);
+
+async function buildApp(t: TestContext): Promise<{ app: App; url: string }> {
+  const app = await createApp({
+    name: 'mcp-test',
+    version: '1',
+    description: 'mcp test',
+    http: {
+      maxRequestSizeBytes: 4096,
+      corsAllowedOrigins: [],
+      securityHeadersEnabled: true,
+      rateLimitMax: 10_000,
+      rateLimitWindowMs: 60_000,
+    },
+    logLevel: 'silent',
+  });
+  await registerMcpEndpoint<Principal>(app, {
+    path: '/mcp',
+    serverInfo: { name: 'demo', version: '1.0.0' },
+    authenticate: async (request) => {
+      const header = request.headers.authorization;
+      const principal = typeof header === 'string' ? KEYS.get(header.replace(/^Bearer /, '')) : undefined;
+      if (!principal) throw CoreErrors.unauthorized();
+      return principal;
+    },
+    authorize: (principal, permission) => principal.permissions.has(permission),
+    tools: [
+      defineMcpTool<Principal, typeof Echo>({
+        name: 'demo_echo',
+        description: 'Echo a text',
+        inputSchema: Echo,
+        permission: 'demo:read',
+        run: async (args, call) => ({ echoed: args.text.repeat(args.times), by: call.principal.name }),
+      }),
+      defineMcpTool<Principal, typeof Echo>({
+        name: 'demo_fail',
+        description: 'Always a business failure',
+        inputSchema: Echo,
+        permission: 'demo:read',
+        run: async () => {
+          throw new AppError('DEMO_NOT_ALLOWED', 'that action is not in a state that allows it', 409);
+        },
+      }),
+      defineMcpTool<Principal>({
+        name: 'demo_write',
+        description: 'Needs the write permission',
+        inputSchema: Type.Object({}),
+        permission: 'demo:write',
+        run: async () => ({ written: true }),
+      }),
+    ],
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  t.after(() => app.close());
+  return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/mcp` };
+}
+
+async function connect(t: TestContext, url: string, key: string, mode: 'legacy' | 'auto' = 'legacy'): Promise<Client> {
+  const client = new Client({ name: 'test-client', version: '1.0.0' }, { versionNegotiation: { mode } });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  t.after(() => client.close());
+  return client;
+}
+
+async function post(app: App, body: unknown, key = 'reader-key', extra: Record<string, string> = {}) {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...extra,
+    },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.statusCode, body: response.body ? response.json() : undefined, headers: response.headers };
+}
+
+describe('registerMcpEndpoint', () => {
+  test('the SDK Client runs initialize → tools/list → tools/call; the list holds only the permitted tools', async (t) => {
+    const { url } = await buildApp(t);
+    const reader = await connect(t, url, 'reader-key');
+    assert.equal(reader.getServerVersion()?.name, 'demo');
+    const listed = await reader.listTools();
+    assert.deepEqual(listed.tools.map((tool) => tool.name).sort(), ['demo_echo', 'demo_fail']);
+    const echo = listed.tools.find((tool) => tool.name === 'demo_echo')!;
+    assert.deepEqual(echo.inputSchema, JSON.parse(JSON.stringify(Echo)), 'the advertised schema is the TypeBox schema');
+    const result = await reader.callTool({ name: 'demo_echo', arguments: { text: 'ab', times: 2 } });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(result.structuredContent, { echoed: 'abab', by: 'reader' });
+
+    const writer = await connect(t, url, 'writer-key');
+    assert.deepEqual((await writer.listTools()).tools.map((tool) => tool.name).sort(), [
+      'demo_echo',
+      'demo_fail',
+      'demo_write',
+    ]);
+    assert.deepEqual((await writer.callTool({ name: 'demo_write', arguments: {} })).structuredContent, {
+      written: true,
+    });
+  });
+
+  test('a client negotiating the 2026 protocol is served from the same tools', async (t) => {
+    const { url } = await buildApp(t);
+    const client = await connect(t, url, 'writer-key', 'auto');
+    assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name).sort(), [
+      'demo_echo',
+      'demo_fail',
+      'demo_write',
+    ]);
+    const result = await client.callTool({ name: 'demo_echo', arguments: { text: 'x' } });
+    assert.deepEqual(result.structuredContent, { echoed: 'x', by: 'writer' });
+  });
+
+  test('initialize advertises the protocol version and answers with JSON, not SSE', async (t) => {
+    const { app } = await buildApp(t);
+    const response = await post(app, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    assert.equal(response.status, 200);
+    assert.match(String(response.headers['content-type']), /application\/json/);
+    assert.equal(response.body.result.protocolVersion, '2025-06-18');
+    assert.deepEqual(response.body.result.capabilities.tools, {});
+  });
+
+  test('bad arguments and business failures are tool results with isError: true', async (t) => {
+    const { url } = await buildApp(t);
+    const client = await connect(t, url, 'reader-key');
+    const invalid = await client.callTool({ name: 'demo_echo', arguments: { text: '', times: 9 } });
+    assert.equal(invalid.isError, true);
+    assert.match(JSON.stringify(invalid.content), /INVALID_ARGUMENTS/);
+    const extra = await client.callTool({ name: 'demo_echo', arguments: { text: 'a', unknown: 1 } });
+    assert.equal(extra.isError, true, 'additional properties are rejected by the same schema');
+    const failed = await client.callTool({ name: 'demo_fail', arguments: { text: 'a' } });
+    assert.equal(failed.isError, true);
+    assert.match(JSON.stringify(failed.content), /DEMO_NOT_ALLOWED/);
+  });
+
+  test('an unknown tool is a JSON-RPC -32602 error', async (t) => {
+    const { app, url } = await buildApp(t);
+    const client = await connect(t, url, 'reader-key');
+    await assert.rejects(
+      client.callTool({ name: 'nope', arguments: {} }),
+      (error: { code?: number }) => error.code === -32602,
+    );
+    const raw = await post(app, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'nope', arguments: {} },
+    });
+    assert.equal(raw.body.id, 7);
+    assert.equal(raw.body.error.code, -32602);
+  });
+
+  test('authentication and permission failures are JSON-RPC errors and HTTP 401/403', async (t) => {
+    const { app } = await buildApp(t);
+    const call = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'demo_write', arguments: {} } };
+    const missing = await post(app, call, '');
+    assert.equal(missing.status, 401);
+    assert.deepEqual(
+      { id: missing.body.id, code: missing.body.error.code },
+      { id: 3, code: McpErrorCodes.unauthorized },
+    );
+    assert.equal(missing.body.error.data.code, 'UNAUTHORIZED');
+    const wrong = await post(app, call, 'not-a-key');
+    assert.equal(wrong.status, 401);
+    const forbidden = await post(app, call, 'reader-key');
+    assert.equal(forbidden.status, 403);
+    assert.equal(forbidden.body.error.code, McpErrorCodes.forbidden);
+    assert.match(forbidden.body.error.message, /demo:write/);
+    assert.equal(typeof forbidden.body.error.data.traceId, 'string');
+  });
+
+  test('the SDK client sees a rejected key as an error at connect', async (t) => {
+    const { url } = await buildApp(t);
+    const client = new Client({ name: 'test-client', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: 'Bearer wrong' } },
+    });
+    await assert.rejects(client.connect(transport));
+  });
+
+  test('malformed JSON, non-JSON-RPC bodies, batches, wrong media type and oversized bodies are JSON-RPC errors', async (t) => {
+    const { app } = await buildApp(t);
+    const parse = await post(app, '{"jsonrpc":');
+    assert.equal(parse.status, 400);
+    assert.equal(parse.body.error.code, McpErrorCodes.parseError);
+    assert.equal(parse.body.id, null);
+    const shape = await post(app, { hello: 'world' });
+    assert.equal(shape.status, 400);
+    assert.equal(shape.body.error.code, McpErrorCodes.invalidRequest);
+    const batch = await post(app, [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]);
+    assert.equal(batch.status, 400);
+    assert.equal(batch.body.error.code, McpErrorCodes.invalidRequest);
+    const media = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { 'content-type': 'text/plain', authorization: 'Bearer reader-key' },
+      payload: 'x',
+    });
+    assert.equal(media.statusCode, 415);
+    assert.equal(media.json().error.code, McpErrorCodes.invalidRequest);
+    const big = await post(app, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(5000) } });
+    assert.equal(big.status, 413);
+    assert.equal(big.body.error.data.code, 'PAYLOAD_TOO_LARGE');
+  });
+
+  test('an unknown method is a JSON-RPC method-not-found error; a notification is accepted with 202', async (t) => {
+    const { app } = await buildApp(t);
+    const unknown = await post(app, { jsonrpc: '2.0', id: 9, method: 'nope/nope', params: {} });
+    assert.equal(unknown.body.error.code, -32601);
+    const notification = await post(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    assert.equal(notification.status, 202);
+  });
+});
