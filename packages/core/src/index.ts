@@ -45,3 +45,32 @@ export {
   type McpTool,
   registerMcpEndpoint,
 } from './mcp/mcp-endpoint.ts';
+export {
+  checkOutboundUrl,
+  checkOutboundUrlResolves,
+  createSafeLookup,
+  isPublicAddress,
+  OutboundUrlErrors,
+  type OutboundUrlPolicy,
+} from './net/outbound-url.ts';
+export { createSafeAgent, type SafePostResult, safePost } from './net/safe-fetch.ts';
+export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
+export {
+  createOutboxTables,
+  OUTBOX_ATTEMPT_TABLE,
+  OUTBOX_TABLE,
+  type OutboxAttemptTable,
+  type OutboxDb,
+  type OutboxMessageTable,
+} from './outbox/outbox-table.ts';
+export {
+  createOutboxWorker,
+  DEFAULT_RETRY_SCHEDULE_MS,
+  type DeliveryTarget,
+  enqueueOutbox,
+  type NewOutboxMessage,
+  newMessageId,
+  type OutboxWorker,
+  type OutboxWorkerOptions,
+} from './outbox/outbox.ts';
+export { generateSigningSecret, signWebhook } from './outbox/signature.ts';
