@@ -1,0 +1,100 @@
+import { type App, type Cache, createApp, migrateToLatest } from '@keel/core';
+import type { FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { registerActionRoutes } from './actions/action-routes.ts';
+import { presentedApiKey } from './auth/geo-auth.ts';
+import type { GeoConfig } from './config.ts';
+import type { GeoContext } from './context.ts';
+import { registerDatasetRoutes } from './datasets/dataset-routes.ts';
+import { geoMigrations } from './db/migrations/index.ts';
+import type { GeoDb } from './db/schema.ts';
+import { registerKeyRoutes } from './keys/key-routes.ts';
+
+export const GEO_VERSION = '2026-09-20';
+
+export interface GeoAppOptions {
+  config: GeoConfig;
+  db: Kysely<GeoDb>;
+  cache: Cache;
+  redis?: Redis | undefined;
+  logStream?: NodeJS.WritableStream;
+  /** A clock for tests (expiry, salt rotation); the system clock by default. */
+  now?: () => Date;
+  /** Runs the background worker (privacy requests, exports) in this process. */
+  startWorker?: boolean;
+}
+
+/** Applies geo's migrations. */
+export async function prepareGeoDatabase(db: Kysely<GeoDb>): Promise<string[]> {
+  return migrateToLatest(db, geoMigrations);
+}
+
+const DESCRIPTION = `Workspace measurement for generative engine optimization (Document 1): versioned datasets, the target
+graph, pseudonymous privacy requests, exports, an MCP tool endpoint, consent-aware tracking-event ingestion and
+dashboard shares.
+
+**Authentication.** Every endpoint except tracking-event ingestion, the tracker script, shared dashboards,
+\`/openapi.json\` and \`/docs\` takes an API key as \`Authorization: Bearer <key>\` or \`x-api-key: <key>\`. A key belongs
+to a tenant, is scoped to the tenant, one workspace or a custom set of workspaces, and holds permissions
+(\`geo:read\`, \`geo:signals:write\`, \`geo:draft\`, \`geo:approve\`, \`geo:execute\`, \`geo:write\`). 401: missing, unknown
+or revoked key. 403: missing permission, expired key, or workspace denial — a workspace of another tenant, one
+outside the key's scope and one that does not exist all get the same 403 \`GEO_WORKSPACE_DENIED\`.
+
+**Errors** are \`{"error": {"code", "message", "traceId", "details"?}}\` (the MCP endpoint answers JSON-RPC error
+objects); every response carries \`x-request-id\`. Writes need \`Content-Type: application/json\` (415); bodies above
+\`MAX_REQUEST_SIZE_BYTES\` are a 413; rate limits answer 429 with \`Retry-After\` (per key, else per address).
+Clients must not retry 401, 403, 409 or 422 as transient failures.
+
+**Versioning.** This description is version \`2026-09-20\`. Paths under \`/api/v1/geo\` (events: \`/api/v2/geo\`) keep
+their shapes; additions are backwards compatible (new optional fields, new endpoints); a breaking change gets a new
+path version and the old one stays served for at least 12 months after a \`Deprecation\` header announces it.
+Timestamps are ISO 8601 UTC; each workspace has an explicit reporting time zone.`;
+
+/** Rate-limit key: the key's hash prefix for callers presenting a key, else the client address. */
+function rateLimitKey(request: FastifyRequest): string {
+  const key = presentedApiKey(request);
+  return key ? `key:${key.slice(-16)}` : `ip:${request.ip}`;
+}
+
+/** Builds geo's HTTP app (not listening) on an already migrated database. */
+export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; ctx: GeoContext }> {
+  const { config, db, cache } = options;
+  const app = await createApp({
+    name: 'geo',
+    version: GEO_VERSION,
+    description: DESCRIPTION,
+    http: config.http,
+    logLevel: config.core.logLevel,
+    redis: options.redis,
+    logStream: options.logStream,
+    rateLimitKey,
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', description: 'A geo API key' },
+      apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A geo API key' },
+      siteToken: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'x-site-token',
+        description: 'A site token (tracking-event ingestion only)',
+      },
+    },
+    tags: [
+      { name: 'analytics', description: 'Datasets and signals' },
+      { name: 'actions', description: 'Governed actions' },
+      { name: 'target-graph', description: 'Targets and relations' },
+      { name: 'privacy', description: 'Pseudonymous privacy requests' },
+      { name: 'exports', description: 'Exports' },
+      { name: 'mcp', description: 'JSON-RPC tool endpoint' },
+      { name: 'events', description: 'Tracking-event ingestion' },
+      { name: 'shares', description: 'Dashboard shares' },
+      { name: 'keys', description: 'API keys and site tokens' },
+    ],
+  });
+  const ctx: GeoContext = { config, db, cache, log: app.log, now: options.now ?? (() => new Date()) };
+
+  registerDatasetRoutes(app, ctx);
+  registerActionRoutes(app, ctx);
+  registerKeyRoutes(app, ctx);
+  return { app, ctx };
+}

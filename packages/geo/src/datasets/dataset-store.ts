@@ -1,0 +1,49 @@
+import type { Executor } from '@keel/core';
+import type { Insertable, Selectable } from 'kysely';
+import type { DatasetRecordTable, GeoDb, TrackingEventTable } from '../db/schema.ts';
+
+const INSERT_CHUNK = 200; // 18 columns × 200 rows stays below every engine's bound-parameter limit
+
+export async function insertRecords(db: Executor<GeoDb>, rows: Insertable<DatasetRecordTable>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto('dataset_record')
+      .values(rows.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
+}
+
+/** One page of a dataset, newest first, strictly after the cursor's id (keyset; served by `dataset_record_page`). */
+export async function pageRecords(
+  db: Executor<GeoDb>,
+  query: { workspaceId: string; dataset: string; mode: string; limit: number; beforeId: string | undefined },
+): Promise<Selectable<DatasetRecordTable>[]> {
+  let q = db
+    .selectFrom('dataset_record')
+    .selectAll()
+    .where('workspace_id', '=', query.workspaceId)
+    .where('dataset', '=', query.dataset)
+    .where('mode', '=', query.mode);
+  if (query.beforeId !== undefined) q = q.where('id', '<', query.beforeId);
+  return q.orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+export async function findRecord(db: Executor<GeoDb>, workspaceId: string, dataset: string, id: string) {
+  return db
+    .selectFrom('dataset_record')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('dataset', '=', dataset)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** One page of tracking events, newest first (keyset on the integer id). */
+export async function pageEvents(
+  db: Executor<GeoDb>,
+  query: { workspaceId: string; limit: number; beforeId: number | undefined },
+): Promise<Selectable<TrackingEventTable>[]> {
+  let q = db.selectFrom('tracking_event').selectAll().where('workspace_id', '=', query.workspaceId);
+  if (query.beforeId !== undefined) q = q.where('id', '<', query.beforeId);
+  return q.orderBy('id', 'desc').limit(query.limit).execute();
+}

@@ -1,0 +1,7 @@
+import type { MigrationSet } from '@keel/core';
+import * as createGeoTables from './2026_11_21_0001_create_geo_tables.ts';
+
+/** Geo's migrations, in the order they run. */
+export const geoMigrations: MigrationSet = {
+  '2026_11_21_0001_create_geo_tables': createGeoTables,
+};

@@ -1,0 +1,238 @@
+import type { IdempotencyKeyTable } from '@keel/core';
+import type { Generated } from 'kysely';
+
+type Timestamp = string | Date;
+
+export interface TenantTable {
+  id: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface OrganizationTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface WorkspaceTable {
+  id: string;
+  tenant_id: string;
+  organization_id: string;
+  name: string;
+  /** IANA zone used for reporting (explicit configuration, spec "Versioning"). */
+  timezone: string;
+  /** Per-workspace HMAC key for pseudonymous subject hashes (privacy requests, tracked user ids). */
+  subject_secret: string;
+  created_at: Timestamp;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  /** The first characters of the key, shown in lists so a person can tell keys apart. */
+  display_prefix: string;
+  key_hash: string;
+  /** JSON array of permissions. */
+  permissions: string;
+  /** `tenant`, `workspace` or `workspaces` (a custom set). */
+  scope_type: string;
+  /** JSON array of workspace ids (empty for tenant scope). */
+  workspace_ids: string;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface SiteTokenTable {
+  id: string;
+  tenant_id: string;
+  workspace_id: string;
+  name: string;
+  display_prefix: string;
+  token_hash: string;
+  revoked_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface DatasetRecordTable {
+  id: string;
+  workspace_id: string;
+  dataset: string;
+  /** `observed` / `simulated` for experiments, '' for every other dataset (part of the page index). */
+  mode: string;
+  record_key: string | null;
+  definition_version: string;
+  run_id: string | null;
+  import_id: string | null;
+  computed_at: Timestamp;
+  /** JSON object. */
+  data: string;
+  confidence_value: number | null;
+  confidence_low: number | null;
+  confidence_high: number | null;
+  /** JSON array of evidence references. */
+  evidence: string;
+  /** Governed state of actions and content (`proposed`, `approval_review`, …), else null. */
+  status: string | null;
+  /** Pseudonymous subject the row derives from (deleted with the subject), else null. */
+  subject_hash: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ActionTransitionTable {
+  id: string;
+  workspace_id: string;
+  action_id: string;
+  from_status: string;
+  to_status: string;
+  key_id: string | null;
+  via: string;
+  note: string | null;
+  created_at: Timestamp;
+}
+
+export interface TargetTable {
+  id: string;
+  workspace_id: string;
+  /** The project id, or '' for the workspace's default graph. */
+  project_id: string;
+  target_key: string;
+  name: string;
+  kind: string;
+  url: string | null;
+  /** JSON array of alias keys (merged duplicates keep their keys here). */
+  aliases: string;
+  /** JSON object. */
+  attributes: string;
+  /** Set when this target was folded into a canonical one. */
+  merged_into: string | null;
+  version: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface RelationTable {
+  id: string;
+  workspace_id: string;
+  project_id: string;
+  from_target_id: string;
+  to_target_id: string;
+  kind: string;
+  created_at: Timestamp;
+}
+
+export interface GraphMutationTable {
+  id: string;
+  workspace_id: string;
+  project_id: string;
+  operation: string;
+  key_id: string | null;
+  /** JSON receipt (counts, merged keys). */
+  summary: string;
+  created_at: Timestamp;
+}
+
+export interface TrackingEventTable {
+  id: Generated<number>;
+  workspace_id: string;
+  /** `pageview`, `event` or `ai_crawler`. */
+  kind: string;
+  name: string | null;
+  path: string | null;
+  referrer_host: string | null;
+  ai_engine: string | null;
+  crawler: string | null;
+  consent: number;
+  visitor_id: string | null;
+  subject_hash: string | null;
+  /** JSON object or null (only with analytics consent). */
+  properties: string | null;
+  occurred_at: Timestamp;
+  received_at: Timestamp;
+}
+
+export interface DailySaltTable {
+  day: string;
+  salt: string;
+  created_at: Timestamp;
+}
+
+export interface PrivacyRequestTable {
+  id: string;
+  workspace_id: string;
+  type: string;
+  subject_hash: string;
+  status: string;
+  attempts: number;
+  claimed_by: string | null;
+  claimed_at: Timestamp | null;
+  /** JSON object with what was done (counts), or null. */
+  result: string | null;
+  export_id: string | null;
+  created_at: Timestamp;
+  completed_at: Timestamp | null;
+}
+
+export interface ExportTable {
+  id: string;
+  tenant_id: string;
+  workspace_id: string;
+  source: string;
+  dataset: string | null;
+  report_id: string | null;
+  /** Privacy access exports: the subject whose data is exported. */
+  subject_hash: string | null;
+  format: string;
+  status: string;
+  attempts: number;
+  claimed_by: string | null;
+  claimed_at: Timestamp | null;
+  row_count: number | null;
+  byte_size: number | null;
+  error: string | null;
+  created_at: Timestamp;
+  completed_at: Timestamp | null;
+  expires_at: Timestamp;
+}
+
+export interface ExportChunkTable {
+  export_id: string;
+  seq: number;
+  /** base64 of the bytes. */
+  data: string;
+}
+
+export interface DashboardShareTable {
+  id: string;
+  workspace_id: string;
+  dashboard_id: string;
+  token_hash: string;
+  key_id: string | null;
+  expires_at: Timestamp;
+  revoked_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface GeoDb {
+  tenant: TenantTable;
+  organization: OrganizationTable;
+  workspace: WorkspaceTable;
+  api_key: ApiKeyTable;
+  site_token: SiteTokenTable;
+  dataset_record: DatasetRecordTable;
+  action_transition: ActionTransitionTable;
+  target: TargetTable;
+  relation: RelationTable;
+  graph_mutation: GraphMutationTable;
+  tracking_event: TrackingEventTable;
+  daily_salt: DailySaltTable;
+  privacy_request: PrivacyRequestTable;
+  export_job: ExportTable;
+  export_chunk: ExportChunkTable;
+  dashboard_share: DashboardShareTable;
+  idempotency_key: IdempotencyKeyTable;
+}

@@ -1,0 +1,71 @@
+import {
+  type CoreConfig,
+  defaultDatabaseUrl,
+  type Env,
+  openCache,
+  openDatabase,
+  type RunningService,
+  type ServiceDefinition,
+} from '@keel/core';
+import { buildGeoApp, prepareGeoDatabase } from './app.ts';
+import { geoCommand } from './cli/geo-command.ts';
+import { readGeoConfig } from './config.ts';
+import type { GeoDb } from './db/schema.ts';
+
+export function geoDatabaseUrl(core: CoreConfig): string {
+  return core.databaseUrl ?? defaultDatabaseUrl(core.dataDir, 'geo');
+}
+
+/** Starts geo: opens and migrates its database, opens the cache, starts the background worker, then listens. */
+async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningService> {
+  const config = readGeoConfig(env);
+  const database = await openDatabase<GeoDb>({ url: geoDatabaseUrl(config.core), schema: 'geo' });
+  const opened = openCache({ redisUrl: config.core.redisUrl, service: 'geo' });
+  try {
+    await prepareGeoDatabase(database.db);
+    const { app } = await buildGeoApp({
+      config,
+      db: database.db,
+      cache: opened.cache,
+      redis: opened.redis,
+      startWorker: config.worker.enabled,
+    });
+    await app.listen({ host: config.core.host, port: config.core.ports.geo });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.core.ports.geo;
+    const host = config.core.host;
+    const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return {
+      name: 'geo',
+      addresses: [{ label: 'geo', url: base }],
+      close: async () => {
+        await app.close();
+        await opened.close();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await opened.close();
+    await database.close();
+    throw error;
+  }
+}
+
+async function migrate({ env }: { env: Env; core: CoreConfig }): Promise<string[]> {
+  const config = readGeoConfig(env);
+  const database = await openDatabase<GeoDb>({ url: geoDatabaseUrl(config.core), schema: 'geo' });
+  try {
+    return await prepareGeoDatabase(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+export const geoService: ServiceDefinition = {
+  name: 'geo',
+  description:
+    'Workspace measurement for generative engine optimization: datasets, target graph, privacy, exports, MCP tools, tracking events, shares',
+  start,
+  migrate,
+  commands: [geoCommand],
+};
