@@ -1,11 +1,11 @@
 // The built-in detectors' single pass: one walk over the text that dispatches on trigger characters (`@`, `+`,
 // `(`, `-----BEGIN`, `::`) and on each word's first characters (digits, capitals + digits, literal secret
 // prefixes, key names, injection trigger words). Each detector returns where the walk resumes.
-import { foldCase, hashStep, hashWord, isDigit, isUpper, isWordCode } from './chars.ts';
+import { foldCase, hashStep, hashWord, isDigit, isUpper, WORD_TABLE } from './chars.ts';
 import { scanEmail } from './email-detector.ts';
 import { checkDeadline } from './errors.ts';
 import { scanIban } from './iban-detector.ts';
-import { isInjectionTrigger, scanInjection } from './injection-detector.ts';
+import { injectionTriggerHashes, injectionTriggerWords, scanInjection } from './injection-detector.ts';
 import { scanIpv6 } from './ip-detectors.ts';
 import { numberBoundaryBefore, scanNumberRun } from './numeric-detectors.ts';
 import {
@@ -22,7 +22,6 @@ import type { Candidate } from './types.ts';
 /** How many characters the walk covers between deadline checks. */
 const DEADLINE_STRIDE = 64 * 1024;
 
-const MENTION_HASHES = new Set(PASSWORD_MENTION_WORDS.map(hashWord));
 const MENTION_WORDS = new Set(PASSWORD_MENTION_WORDS);
 
 function tail3(t: string, end: number): number {
@@ -69,9 +68,31 @@ const KEY_TAILS = new Set(
   ].map((w) => tail3(w, w.length)),
 );
 
-/** Characters that may follow a key name before its value: = : quote > blank backslash. */
-function mayFollowKey(c: number): boolean {
-  return c === 61 || c === 58 || c === 34 || c === 39 || c === 32 || c === 62 || c === 9 || c === 92 || c === 96;
+/**
+ * True when the word ending at `j` may be a key with a value after it: an operator, a closing quote, an XML
+ * `>`, or blanks followed by one of those (`key = value`, SQL `PASSWORD 'x'`), or a `--flag value`.
+ */
+function mayBeKey(t: string, i: number, j: number): boolean {
+  let c = t.charCodeAt(j);
+  if (c === 61 || c === 58 || c === 34 || c === 39 || c === 62 || c === 92 || c === 96) return true;
+  if (c !== 32 && c !== 9) return false;
+  if (i >= 2 && t.charCodeAt(i - 1) === 45 && t.charCodeAt(i - 2) === 45) return true;
+  let k = j + 1;
+  while (k < j + 4 && ((c = t.charCodeAt(k)) === 32 || c === 9)) k++;
+  return c === 61 || c === 58 || c === 34 || c === 39;
+}
+
+/** What a word's hash may start: a password mention, an injection phrase. */
+const MENTION = 1;
+const INJECTION = 2;
+const WORD_ROLES = new Map<number, number>();
+for (const w of PASSWORD_MENTION_WORDS) WORD_ROLES.set(hashWord(w), MENTION);
+for (const h of injectionTriggerHashes()) WORD_ROLES.set(h, (WORD_ROLES.get(h) ?? 0) | INJECTION);
+const MAX_TRIGGER_LENGTH = 31;
+/** TRIGGER_SHAPES[firstLetter * 32 + length] is 1 when some trigger word has that first (folded) letter and length. */
+const TRIGGER_SHAPES = new Uint8Array(256 * 32);
+for (const w of [...PASSWORD_MENTION_WORDS, ...injectionTriggerWords()]) {
+  if (w.length <= MAX_TRIGGER_LENGTH) TRIGGER_SHAPES[(foldCase(w.charCodeAt(0)) & 0xff) * 32 + w.length] = 1;
 }
 
 function allHex(t: string, s: number, e: number): boolean {
@@ -83,14 +104,8 @@ function onWord(st: ScanState, i: number): number {
   const t = st.text;
   const n = st.n;
   const sel = st.sel;
-  let j = i;
-  let h = 0;
-  while (j < n) {
-    const c = t.charCodeAt(j);
-    if (!isWordCode(c)) break;
-    h = hashStep(h, c);
-    j++;
-  }
+  let j = i + 1;
+  while (j < n && WORD_TABLE[t.charCodeAt(j)] === 1) j++;
   const c0 = t.charCodeAt(i);
   const next = j < n ? t.charCodeAt(j) : 0;
   let r = -1;
@@ -116,25 +131,29 @@ function onWord(st: ScanState, i: number): number {
     r = scanIpv6(st, i);
     if (r > 0) return r;
   }
-  if (sel.password) {
+  if (sel.password && mayBeKey(t, i, j)) {
     const len = j - i;
     if (
-      mayFollowKey(next) &&
-      (len >= 3
-        ? KEY_TAILS.has(tail3(t, j))
-        : len === 2 && foldCase(c0) === 112 && foldCase(t.charCodeAt(i + 1)) === 119)
+      len >= 3 ? KEY_TAILS.has(tail3(t, j)) : len === 2 && foldCase(c0) === 112 && foldCase(t.charCodeAt(i + 1)) === 119
     ) {
       r = scanAssignment(st, i, j);
       if (r > 0) return r;
     }
-    if (MENTION_HASHES.has(h) && MENTION_WORDS.has(t.slice(i, j).toLowerCase())) {
-      if (h !== PASSE_HASH || precededByMotDe(t, i)) {
-        r = scanPasswordMention(st, j);
-        if (r > 0) return r;
-      }
+  }
+  // Only words whose first letter and length match a trigger word get hashed and looked up.
+  const len = j - i;
+  if (len > MAX_TRIGGER_LENGTH || TRIGGER_SHAPES[(foldCase(c0) & 0xff) * 32 + len] === 0) return j;
+  let h = 0;
+  for (let k = i; k < j; k++) h = hashStep(h, t.charCodeAt(k));
+  const role = WORD_ROLES.get(h);
+  if (role === undefined) return j;
+  if (role & MENTION && sel.password && MENTION_WORDS.has(t.slice(i, j).toLowerCase())) {
+    if (h !== PASSE_HASH || precededByMotDe(t, i)) {
+      r = scanPasswordMention(st, j);
+      if (r > 0) return r;
     }
   }
-  if (sel.injection && isInjectionTrigger(h)) {
+  if (role & INJECTION && sel.injection) {
     r = scanInjection(st, i, h);
     if (r > 0) return r;
   }
@@ -164,7 +183,7 @@ export function scanBuiltins(text: string, sel: BuiltinSelection, deadline?: num
       checkAt = i + DEADLINE_STRIDE;
     }
     const c = t.charCodeAt(i);
-    if (isWordCode(c)) {
+    if (WORD_TABLE[c] === 1) {
       i = onWord(st, i);
       continue;
     }
@@ -183,7 +202,8 @@ export function scanBuiltins(text: string, sel: BuiltinSelection, deadline?: num
         if (t.charCodeAt(i + 1) === 45) r = scanPrivateKey(st, i);
         break;
       case 58: // :
-        if (sel.ip && t.charCodeAt(i + 1) === 58 && (i === 0 || !isWordCode(t.charCodeAt(i - 1)))) r = scanIpv6(st, i);
+        if (sel.ip && t.charCodeAt(i + 1) === 58 && (i === 0 || WORD_TABLE[t.charCodeAt(i - 1)] === 0))
+          r = scanIpv6(st, i);
         break;
     }
     i = r > i ? r : i + 1;

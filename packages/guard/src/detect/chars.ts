@@ -33,6 +33,13 @@ export function isWordCode(c: number): boolean {
   return c < 0xfe00;
 }
 
+/** WORD_TABLE[c] is 1 exactly when isWordCode(c): one load instead of a chain of comparisons in the hot loop. */
+export const WORD_TABLE: Uint8Array = (() => {
+  const table = new Uint8Array(65536);
+  for (let c = 0; c < 65536; c++) if (isWordCode(c)) table[c] = 1;
+  return table;
+})();
+
 /** Characters of base64url bodies (A-Z a-z 0-9 _ -). */
 export function isBase64Url(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45;

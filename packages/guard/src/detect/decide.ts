@@ -133,6 +133,9 @@ export function decideCandidates(
 
 /** Reported detections in text order without overlaps (blocklist first, then higher final, then longer). */
 function nonOverlapping(reported: Reported[]): Reported[] {
+  let inOrder = true;
+  for (let i = 1; i < reported.length && inOrder; i++) inOrder = reported[i].c.start >= reported[i - 1].c.end;
+  if (inOrder) return reported;
   const byStart = [...reported].sort((a, b) => a.c.start - b.c.start || b.c.end - a.c.end);
   let overlapping = false;
   for (let i = 1; i < byStart.length; i++) {

@@ -2,24 +2,27 @@
 import { isDigit, isUpper, isWordCode } from './chars.ts';
 import { checkIban } from './checksums.ts';
 import { evidence, type ScanState } from './scan-state.ts';
-import { contextPolarity, windowBefore } from './text-features.ts';
+import { lexicon, polarityBefore } from './text-features.ts';
 
-const IBAN_WORDS = [
-  'iban',
-  'bank',
-  'account',
-  'konto',
-  'sepa',
-  'transfer',
-  'payout',
-  'wire',
-  'bic',
-  'swift',
-  'rib',
-  'cuenta',
-  'compte',
-  'conto',
-];
+const IBAN_LEX = lexicon(
+  [
+    'iban',
+    'bank',
+    'account',
+    'konto',
+    'sepa',
+    'transfer',
+    'payout',
+    'wire',
+    'bic',
+    'swift',
+    'rib',
+    'cuenta',
+    'compte',
+    'conto',
+  ],
+  [],
+);
 
 function isIbanChar(c: number): boolean {
   return isUpper(c) || isDigit(c);
@@ -61,7 +64,7 @@ export function scanIban(st: ScanState, i: number, wordEnd: number): number {
 }
 
 function emitIban(st: ScanState, start: number, end: number, valid: boolean): number {
-  const ctx = contextPolarity(windowBefore(st.text, start, 40), IBAN_WORDS, []);
+  const ctx = polarityBefore(st.text, start, 40, IBAN_LEX);
   st.emit('IBAN', start, end, evidence({ valid, context: ctx, strength: 1 }));
   return end;
 }

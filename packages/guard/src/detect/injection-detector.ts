@@ -88,9 +88,11 @@ const REVEAL_VERBS = [
 ];
 
 const RULES_BY_WORD = new Map<number, readonly InjectionRule[]>();
+const TRIGGER_WORDS: string[] = [];
 
 function addRules(words: readonly string[], rules: readonly InjectionRule[]): void {
   for (const w of words) {
+    TRIGGER_WORDS.push(w);
     const h = hashWord(w);
     RULES_BY_WORD.set(h, [...(RULES_BY_WORD.get(h) ?? []), ...rules]);
   }
@@ -115,9 +117,14 @@ addRules(
 );
 addRules(['ahora', 'tu', 'du', 'agora', 'ora', 'je'], [NOW_YOU_ARE]);
 
-/** True when a word with this hash may start an injection phrase. */
-export function isInjectionTrigger(hash: number): boolean {
-  return RULES_BY_WORD.has(hash);
+/** The words that may start an injection phrase. */
+export function injectionTriggerWords(): readonly string[] {
+  return TRIGGER_WORDS;
+}
+
+/** Hashes (chars.hashWord) of the words that may start an injection phrase. */
+export function injectionTriggerHashes(): number[] {
+  return [...RULES_BY_WORD.keys()];
 }
 
 /** Tries the injection rules of the word starting at `s`. Emits and returns the phrase end, or -1. */

@@ -8,7 +8,14 @@ import {
   isPlausibleTrunkNational,
 } from './phone-plan.ts';
 import { evidence, type ScanState } from './scan-state.ts';
-import { contextPolarity, csvHeaderFor, windowBefore, wordAfter } from './text-features.ts';
+import {
+  csvHeaderFor,
+  type Lexicon,
+  lexicon,
+  polarityAfter,
+  polarityBefore,
+  polarityOfLabel,
+} from './text-features.ts';
 
 const MAX_GROUPS = 12;
 const groupStart = new Int32Array(MAX_GROUPS);
@@ -34,8 +41,10 @@ const CARD_WORDS = [
   'kreditkarte',
   'carte',
   'tarjeta',
+  'cardnumber',
+  'ccnumber',
 ];
-const SSN_WORDS = ['ssn', 'social security', 'social', 'tax_id', 'taxid', 'tin', 'ss#', 'ssa'];
+const SSN_WORDS = ['ssn', 'social', 'security', 'tax_id', 'taxid', 'tin', 'ss#', 'ssa', 'socialsecuritynumber', 'itin'];
 const PHONE_WORDS = [
   'phone',
   'tel',
@@ -69,6 +78,15 @@ const PHONE_WORDS = [
   'rufnummer',
   'hotline',
   'phone_number',
+  'phonenumber',
+  'mobilenumber',
+  'cellphone',
+  'telemóvel',
+  'telemovel',
+  'móvil',
+  'mobil',
+  'mobiel',
+  'tel.',
 ];
 const NUMBER_NEGATIVE_WORDS = [
   'order',
@@ -164,18 +182,26 @@ const VERSION_WORDS = [
   'changelog',
   'app_version',
   'oid',
+  'assemblyversion',
+  'fileversion',
+  'productversion',
 ];
 
-function headerPolarity(st: ScanState, start: number, positive: readonly string[]): number {
-  const header = csvHeaderFor(st.text, start);
-  if (header === undefined) return 0;
-  return contextPolarity(header, positive, NUMBER_NEGATIVE_WORDS);
-}
+const CARD_LEX = lexicon(CARD_WORDS, NUMBER_NEGATIVE_WORDS);
+const SSN_LEX = lexicon(SSN_WORDS, NUMBER_NEGATIVE_WORDS);
+const PHONE_LEX = lexicon(PHONE_WORDS, NUMBER_NEGATIVE_WORDS);
+const IP_LEX = lexicon(IP_WORDS, VERSION_WORDS);
+const VERSION_AFTER_LEX = lexicon(
+  [],
+  ['kernel', 'update', 'upgrade', 'release', 'build', 'version', 'patch', 'firmware', 'changelog'],
+);
 
-/** Context for a number-like match: words in the 40 characters before it, else its CSV column header. */
-function numberContext(st: ScanState, start: number, positive: readonly string[]): number {
-  const near = contextPolarity(windowBefore(st.text, start, 40), positive, NUMBER_NEGATIVE_WORDS);
-  return near !== 0 ? near : headerPolarity(st, start, positive);
+/** Context for a number-like match: words in the 40 characters before it on its line, else its CSV column header. */
+function numberContext(st: ScanState, start: number, lex: Lexicon): number {
+  const near = polarityBefore(st.text, start, 40, lex);
+  if (near !== 0) return near;
+  const header = csvHeaderFor(st.text, start);
+  return header === undefined ? 0 : polarityOfLabel(header, lex);
 }
 
 /**
@@ -317,22 +343,10 @@ function scanIpv4(st: ScanState, start: number, end: number): number {
   return end;
 }
 
-const VERSION_AFTER_WORDS = [
-  'kernel',
-  'update',
-  'upgrade',
-  'release',
-  'build',
-  'version',
-  'patch',
-  'firmware',
-  'changelog',
-];
-
-/** Context of an IP-like match: words before it, overridden by version words right after it ("… 4.1.2.9 kernel update"). */
+/** Context of an IP-like match: words before it (or its CSV header), overridden by version words right after it ("… 4.1.2.9 kernel update"). */
 export function ipContext(st: ScanState, start: number, end: number): number {
-  if (wordAfter(st.text, end, 16, VERSION_AFTER_WORDS)) return -1;
-  return contextPolarity(windowBefore(st.text, start, 40), IP_WORDS, VERSION_WORDS);
+  if (polarityAfter(st.text, end, 16, VERSION_AFTER_LEX) < 0) return -1;
+  return numberContext(st, start, IP_LEX);
 }
 
 function scanCard(st: ScanState, start: number, end: number, groups: number, digitCount: number): number {
@@ -345,7 +359,7 @@ function scanCard(st: ScanState, start: number, end: number, groups: number, dig
   const valid = luhnValid(d);
   if (!valid && digitCount !== 15 && digitCount !== 16) return end;
   const grouped = groups === 1 || (groups === 4 && groupLen(0) === 4) || (groups === 3 && groupLen(1) === 6);
-  const ctx = contextPolarity(windowBefore(st.text, start, 40), CARD_WORDS, NUMBER_NEGATIVE_WORDS);
+  const ctx = polarityBefore(st.text, start, 40, CARD_LEX);
   st.emit('CREDIT_CARD', start, end, evidence({ valid, context: ctx, strength: grouped ? 1 : 0.7 }));
   return end;
 }
@@ -379,7 +393,7 @@ function scanSsn(
   const valid = ssnValid(area, group, serial);
   // A dashed 3-2-4 number that breaks the issuing rules is still reported to the scorer, which drops it.
   if (!valid && ambiguity > 0) return end;
-  const ctx = numberContext(st, start, SSN_WORDS);
+  const ctx = numberContext(st, start, SSN_LEX);
   st.emit('US_SSN', start, end, evidence({ valid, context: ctx, strength: ambiguity === 0 ? 1 : 0.6, ambiguity }));
   return end;
 }
@@ -424,7 +438,7 @@ function scanPhone(
     }
   }
   if (!plausible) return end;
-  let ctx = numberContext(st, start, PHONE_WORDS);
+  let ctx = numberContext(st, start, PHONE_LEX);
   // "+CC …" is written only for phone numbers: words such as "order" nearby do not make it something else.
   if (hasPlus && ctx < 0) ctx = 0;
   // A bare or trunk-prefixed number next to "order" or "ref" is that number, not a phone: drop it outright.

@@ -8,6 +8,9 @@ import type { Candidate } from './types.ts';
  */
 export function resolveOverlaps(candidates: readonly Candidate[]): Candidate[] {
   if (candidates.length <= 1) return [...candidates];
+  let ordered = true;
+  for (let i = 1; i < candidates.length && ordered; i++) ordered = candidates[i].start >= candidates[i - 1].end;
+  if (ordered) return [...candidates];
   const ranked = candidates.map((c) => ({ c, score: c.blocklisted ? 2 : localFinalScore(c) }));
   ranked.sort((a, b) => b.score - a.score || b.c.end - b.c.start - (a.c.end - a.c.start) || a.c.start - b.c.start);
   // Accepted spans kept sorted by start; a binary search finds the neighbours a new span could touch.

@@ -125,7 +125,20 @@ const PUBLIC_ID_PREFIXES = [
   'urn:',
 ];
 
+const keyKinds = new Map<string, number>();
+
+/** keyKind, memoized: the same key names recur across texts (password, api_key, DB_PASSWORD). */
 function keyKind(fullKey: string): number {
+  let kind = keyKinds.get(fullKey);
+  if (kind === undefined) {
+    kind = classifyKey(fullKey);
+    if (keyKinds.size >= 4096) keyKinds.clear();
+    keyKinds.set(fullKey, kind);
+  }
+  return kind;
+}
+
+function classifyKey(fullKey: string): number {
   const k = fullKey.toLowerCase().replace(/[-_.\s]/g, '');
   if (k.length === 0) return 0;
   for (const s of NOT_SECRET_SUFFIXES) if (k.endsWith(s)) return 0;

@@ -73,7 +73,10 @@ export function localFinalScore(c: Pick<Candidate, 'regexScore' | 'localAiScore'
   return finalScore(c.regexScore, c.localAiScore);
 }
 
+const SCORE_STRINGS = Array.from({ length: 101 }, (_, i) => (i / 100).toFixed(2));
+
 /** Two-decimal string, the serialized form of every score (`0.62`). */
 export function formatScore(x: number): string {
-  return round2(x).toFixed(2);
+  const i = Math.round(x * 100 + 1e-9);
+  return i >= 0 && i <= 100 ? SCORE_STRINGS[i] : round2(x).toFixed(2);
 }

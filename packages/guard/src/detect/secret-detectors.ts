@@ -4,17 +4,15 @@ import { isAlnum, isBase64Url, isDigit, isUpper } from './chars.ts';
 import { evidence, type ScanState } from './scan-state.ts';
 import { isPlaceholderValue, shannonEntropy } from './text-features.ts';
 
-/** Strength of a random-looking body: entropy of 4.5 bits/char and above counts as fully random. */
-function randomness(body: string): number {
-  const h = shannonEntropy(body);
+/** Strength of a random-looking body from its entropy: 4.5 bits/char and above counts as fully random. */
+function randomness(h: number): number {
   const x = (h - 2.5) / 2;
   return x < 0 ? 0 : Math.min(x, 1);
 }
 
-/** True when a secret's random part is a placeholder or clearly not random (xxxx, 1111, "EXAMPLE"). */
-function fakeBody(body: string): boolean {
-  if (isPlaceholderValue(body)) return true;
-  return body.length >= 12 && shannonEntropy(body) < 2.5;
+/** True when a secret's random part (with entropy h) is a placeholder or clearly not random (xxxx, 1111, "EXAMPLE"). */
+function fakeBody(body: string, h: number): boolean {
+  return (body.length >= 12 && h < 2.5) || isPlaceholderValue(body);
 }
 
 function runEnd(t: string, i: number, accept: (c: number) => boolean, max: number): number {
@@ -33,8 +31,9 @@ function isAlnumDash(c: number): boolean {
 }
 
 function emitSecret(st: ScanState, type: string, start: number, end: number, body: string, baseAdjust = 0): number {
-  const placeholder = fakeBody(body);
-  st.emit(type, start, end, evidence({ valid: true, placeholder, strength: randomness(body), context: 0 }), baseAdjust);
+  const h = shannonEntropy(body);
+  const placeholder = fakeBody(body, h);
+  st.emit(type, start, end, evidence({ valid: true, placeholder, strength: randomness(h), context: 0 }), baseAdjust);
   return end;
 }
 
@@ -180,12 +179,13 @@ function jwt(st: ScanState, i: number): number {
   const header = decodeBase64Url(t.slice(i, h));
   const valid = header.startsWith('{') && (header.includes('"alg"') || header.includes('"typ"'));
   const sig = t.slice(p + 1, s);
-  const placeholder = sig.length > 0 && fakeBody(sig);
+  const sigEntropy = shannonEntropy(sig);
+  const placeholder = sig.length > 0 && fakeBody(sig, sigEntropy);
   st.emit(
     'JWT',
     i,
     end,
-    evidence({ valid, placeholder, strength: sig.length >= 16 ? randomness(sig) : 0.3, context: 0 }),
+    evidence({ valid, placeholder, strength: sig.length >= 16 ? randomness(sigEntropy) : 0.3, context: 0 }),
   );
   return end;
 }
@@ -229,14 +229,13 @@ export function scanPrivateKey(st: ScanState, i: number): number {
     end = j;
     while (end > bodyStart && (t.charCodeAt(end - 1) === 10 || t.charCodeAt(end - 1) === 32)) end--;
   }
-  let b64 = 0;
-  for (let k = bodyStart; k < bodyEnd; k++) {
-    const c = t.charCodeAt(k);
-    if (isAlnum(c) || c === 43 || c === 47) b64++;
-  }
-  const body = t.slice(bodyStart, bodyEnd);
+  // A real key body is hundreds of base64 characters; "...", "<your key>" or a few characters are stand-ins.
+  const head = t.slice(bodyStart, Math.min(bodyEnd, bodyStart + 96));
   const placeholder =
-    b64 < 64 || body.includes('...') || body.includes('…') || /your|here|redacted/i.test(body.slice(0, 48));
+    bodyEnd - bodyStart < 80 ||
+    t.lastIndexOf('...', bodyEnd) >= bodyStart ||
+    t.lastIndexOf('…', bodyEnd) >= bodyStart ||
+    /your|here|redacted|insert|paste/i.test(head);
   st.emit('PRIVATE_KEY', i, end, evidence({ valid: endAt >= 0, placeholder, strength: 1, context: 0 }));
   return end;
 }

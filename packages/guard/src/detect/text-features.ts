@@ -1,16 +1,21 @@
+import { isWordCode } from './chars.ts';
+
 // Small text measurements shared by the detectors and the scorer: entropy, character classes, placeholders,
 // context words near a match.
 
-const counts = new Int32Array(65536);
+const counts = new Int32Array(256);
 
-/** Shannon entropy of the string in bits per character (0 for a repeated character, ~5.9 for random base64). */
+/**
+ * Shannon entropy of the string in bits per character (0 for a repeated character, ~5.9 for random base64).
+ * Code units above 0xFF share buckets by their low byte, which is plenty for telling random from repetitive.
+ */
 export function shannonEntropy(s: string): number {
   const n = s.length;
   if (n === 0) return 0;
-  for (let i = 0; i < n; i++) counts[s.charCodeAt(i)]++;
+  for (let i = 0; i < n; i++) counts[s.charCodeAt(i) & 0xff]++;
   let h = 0;
   for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
+    const c = s.charCodeAt(i) & 0xff;
     const k = counts[c];
     if (k > 0) {
       const p = k / n;
@@ -133,6 +138,9 @@ const PLACEHOLDER_EXACT = new Set([
   'password123',
 ]);
 
+/** Cheap pre-test: any marker word as a substring (case-insensitive). */
+const MARKER_HINT = new RegExp([...PLACEHOLDER_MARKERS].join('|'), 'i');
+
 /** Lower-cased letter segments of `v`: split at non-letters and at camelCase humps. */
 function letterSegments(v: string): string[] {
   const out: string[] = [];
@@ -187,11 +195,14 @@ export function isPlaceholderValue(value: string): boolean {
   const first = v.charCodeAt(0);
   // $VAR, ${VAR}, <VAR>, {{VAR}}, [VAR], %(VAR)s, %VAR%
   if (first === 36 || first === 60 || first === 123 || first === 91 || first === 37) return true;
-  const lower = v.toLowerCase();
-  if (PLACEHOLDER_EXACT.has(lower)) return true;
-  if (lower.startsWith('process.env') || lower.startsWith('os.environ') || lower.startsWith('env(')) return true;
+  if (v.length <= 12 && PLACEHOLDER_EXACT.has(v.toLowerCase())) return true;
+  if (first === 112 || first === 111 || first === 101 || first === 80 || first === 79 || first === 69) {
+    const lower = v.toLowerCase();
+    if (lower.startsWith('process.env') || lower.startsWith('os.environ') || lower.startsWith('env(')) return true;
+  }
   if (v.length >= 4 && maskedShare(v) >= 0.6) return true;
   if (v.includes('...') || v.includes('…')) return true;
+  if (!MARKER_HINT.test(v)) return repeatedRun(v);
   const segments = letterSegments(v);
   let marked = false;
   let covered = 0;
@@ -202,7 +213,11 @@ export function isPlaceholderValue(value: string): boolean {
     } else if (PLACEHOLDER_FILLERS.has(s)) covered += s.length;
   }
   if (marked && covered >= v.length * 0.4) return true;
-  // One character repeated over most of the value (aaaaaaaa…, 00000000).
+  return repeatedRun(v);
+}
+
+/** One character repeated over most of the value (aaaaaaaa…, 00000000). */
+function repeatedRun(v: string): boolean {
   let run = 1;
   let maxRun = 1;
   for (let i = 1; i < v.length; i++) {
@@ -238,59 +253,74 @@ export function isHexCode(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
 }
 
-function isLetterCode(c: number): boolean {
-  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+/** Context words with their polarity: +1 confirms a type, -1 says the match is something else. */
+export type Lexicon = ReadonlyMap<string, number>;
+
+/** Builds a lexicon; a word in both lists counts as positive. */
+export function lexicon(positive: readonly string[], negative: readonly string[]): Lexicon {
+  const m = new Map<string, number>();
+  for (const w of negative) m.set(w, -1);
+  for (const w of positive) m.set(w, 1);
+  return m;
+}
+
+function isContextWordCode(c: number): boolean {
+  return isWordCode(c) || c === 35; // '#' so "ss#" stays one word
+}
+
+function polarityOfWord(word: string, lex: Lexicon): number {
+  const w = word.toLowerCase();
+  const p = lex.get(w);
+  if (p !== undefined) return p;
+  const us = w.lastIndexOf('_');
+  if (us > 0 && us < w.length - 1) return lex.get(w.slice(us + 1)) ?? 0;
+  return 0;
 }
 
 /**
- * Position (in `haystack`) of the last occurrence of `word` that stands as a word of its own: no ASCII letter
- * right before or after it (digits, `_`, punctuation are fine, so `client_ip` and `ssn:` count). -1 when absent.
+ * Polarity of the lexicon word nearest to `start` among the words in the `width` characters before it on the
+ * same line (`client_ip` is looked up whole, then by its last part); 0 when none is in the lexicon.
  */
-export function lastWordIndex(haystack: string, word: string): number {
-  let from = haystack.length;
-  while (from >= 0) {
-    const at = haystack.lastIndexOf(word, from);
-    if (at < 0) return -1;
-    const before = at > 0 ? haystack.charCodeAt(at - 1) : 32;
-    const after = at + word.length < haystack.length ? haystack.charCodeAt(at + word.length) : 32;
-    if (!isLetterCode(before) && !isLetterCode(after)) return at;
-    from = at - 1;
-  }
-  return -1;
-}
-
-/** Up to `width` characters before `start` on the same line, lower-cased. */
-export function windowBefore(text: string, start: number, width: number): string {
-  let from = start;
+export function polarityBefore(text: string, start: number, width: number, lex: Lexicon): number {
   const limit = start > width ? start - width : 0;
-  while (from > limit && text.charCodeAt(from - 1) !== 10) from--;
-  return text.slice(from, start).toLowerCase();
+  let j = start;
+  while (j > limit) {
+    const c = text.charCodeAt(j - 1);
+    if (c === 10) return 0;
+    if (!isContextWordCode(c)) {
+      j--;
+      continue;
+    }
+    const we = j;
+    while (j > limit && isContextWordCode(text.charCodeAt(j - 1))) j--;
+    const p = polarityOfWord(text.slice(j, we), lex);
+    if (p !== 0) return p;
+  }
+  return 0;
 }
 
-/**
- * +1 when a positive word ends nearer the match than any negative word (ties go to the positive word, so
- * `tax_id` beats `id`), -1 for the reverse, 0 when neither occurs in the window before it.
- */
-export function contextPolarity(windowText: string, positive: readonly string[], negative: readonly string[]): number {
-  let pos = -1;
-  for (const w of positive) {
-    const at = lastWordIndex(windowText, w);
-    if (at >= 0 && at + w.length > pos) pos = at + w.length;
+/** Polarity of the first lexicon word among the words in the `width` characters after `end` on the same line. */
+export function polarityAfter(text: string, end: number, width: number, lex: Lexicon): number {
+  const limit = Math.min(text.length, end + width);
+  let j = end;
+  while (j < limit) {
+    const c = text.charCodeAt(j);
+    if (c === 10) return 0;
+    if (!isContextWordCode(c)) {
+      j++;
+      continue;
+    }
+    const ws = j;
+    while (j < limit && isContextWordCode(text.charCodeAt(j))) j++;
+    const p = polarityOfWord(text.slice(ws, j), lex);
+    if (p !== 0) return p;
   }
-  let neg = -1;
-  for (const w of negative) {
-    const at = lastWordIndex(windowText, w);
-    if (at >= 0 && at + w.length > neg) neg = at + w.length;
-  }
-  if (pos < 0 && neg < 0) return 0;
-  return pos >= neg ? 1 : -1;
+  return 0;
 }
 
-/** True when one of `words` occurs as a word in the `width` characters after `end` (lower-cased). */
-export function wordAfter(text: string, end: number, width: number, words: readonly string[]): boolean {
-  const after = text.slice(end, end + width).toLowerCase();
-  for (const w of words) if (lastWordIndex(after, w) >= 0) return true;
-  return false;
+/** Polarity of the last lexicon word in a short label such as a CSV header cell. */
+export function polarityOfLabel(label: string, lex: Lexicon): number {
+  return polarityBefore(label, label.length, label.length, lex);
 }
 
 /**

@@ -1,0 +1,86 @@
+// Throughput of guard's detection pipeline in-process (scan with the built-ins, local scorer, decide, redact),
+// single-threaded over the dev corpus, beside the fastest peer library (@coffeeandfun/remove-pii) on the same texts.
+//   npx node bench/detect-engine.ts [--corpus FILE.jsonl] [--passes 7]
+// MB = 10^6 UTF-8 bytes; each figure is the median of the timed passes after a warm-up pass.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../packages/guard/src/detect/index.ts';
+
+const HERE = import.meta.dirname;
+const PEERS_DIR = path.join(HERE, 'peers');
+const PEER = '@coffeeandfun/remove-pii';
+
+function parseArgs(argv: string[]): { corpus: string; passes: number } {
+  let corpus = path.resolve(HERE, '../../shared/bench/pii/data/dev.jsonl');
+  let passes = 7;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--corpus') corpus = path.resolve(argv[++i]);
+    else if (argv[i] === '--passes') passes = Number(argv[++i]);
+    else throw new Error(`unknown argument ${argv[i]}`);
+  }
+  return { corpus, passes };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)];
+}
+
+/** Median MB/s of `passes` timed passes of `run` over every text, after one untimed warm-up pass. */
+function measure(texts: string[], bytes: number, passes: number, run: (text: string) => unknown): number {
+  let sink = 0;
+  for (const t of texts) if (run(t)) sink++;
+  const times: number[] = [];
+  for (let p = 0; p < passes; p++) {
+    const t0 = performance.now();
+    for (const t of texts) if (run(t)) sink++;
+    times.push(performance.now() - t0);
+  }
+  if (sink < 0) console.log(sink);
+  return bytes / 1e6 / (median(times) / 1000);
+}
+
+async function loadPeer(): Promise<(text: string) => unknown> {
+  const entry = path.join(PEERS_DIR, 'node_modules', PEER, 'index.js');
+  if (!fs.existsSync(entry)) {
+    console.log(`installing ${PEER} into bench/peers …`);
+    execFileSync('npm', ['--prefix', PEERS_DIR, 'install', '--no-audit', '--no-fund'], { stdio: 'inherit' });
+  }
+  const mod = await import(pathToFileURL(entry).href);
+  return (text) => mod.detectPII(text);
+}
+
+async function main(): Promise<void> {
+  const { corpus, passes } = parseArgs(process.argv.slice(2));
+  const texts = fs
+    .readFileSync(corpus, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line).text as string);
+  const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t, 'utf8'), 0);
+  const detector = compileDetector({
+    patterns: BUILTIN_PATTERNS.map((p) => ({
+      name: p.name,
+      regex: p.regex,
+      category: p.category,
+      allowThreshold: null,
+      blockThreshold: null,
+    })),
+    allowlist: [],
+    blocklist: [],
+    settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },
+  });
+  const guard = measure(texts, bytes, passes, (text) => {
+    const candidates = detector.scan(text);
+    return detector.decide(text, candidates, localAiScores(candidates)).redactedText;
+  });
+  const peer = measure(texts, bytes, passes, await loadPeer());
+  console.log(`corpus ${corpus}: ${texts.length} texts, ${(bytes / 1e6).toFixed(3)} MB; median of ${passes} passes`);
+  console.log(`keel guard engine (scan + local score + decide + redact): ${guard.toFixed(1)} MB/s`);
+  console.log(`${PEER} detectPII:                       ${peer.toFixed(1)} MB/s`);
+  console.log(`ratio: ${(guard / peer).toFixed(2)}×`);
+}
+
+await main();
