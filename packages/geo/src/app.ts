@@ -9,6 +9,7 @@ import type { GeoContext } from './context.ts';
 import { registerDatasetRoutes } from './datasets/dataset-routes.ts';
 import { geoMigrations } from './db/migrations/index.ts';
 import type { GeoDb } from './db/schema.ts';
+import { registerGraphRoutes } from './graph/graph-routes.ts';
 import { registerKeyRoutes } from './keys/key-routes.ts';
 
 export const GEO_VERSION = '2026-09-20';
@@ -95,6 +96,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
 
   registerDatasetRoutes(app, ctx);
   registerActionRoutes(app, ctx);
+  registerGraphRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
   return { app, ctx };
 }
