@@ -9,8 +9,10 @@ import { injectionTriggerHashes, injectionTriggerWords, scanInjection } from './
 import { scanIpv6 } from './ip-detectors.ts';
 import { numberBoundaryBefore, scanNumberRun } from './numeric-detectors.ts';
 import {
+  ASSIGNMENT_REJECTED,
   PASSWORD_MENTION_WORDS,
   scanAssignment,
+  scanCliCredential,
   scanPasswordMention,
   scanUrlCredentials,
 } from './password-detectors.ts';
@@ -65,6 +67,11 @@ const KEY_TAILS = new Set(
     'auth',
     'authorization',
     'apikey',
+    'name',
+    'login',
+    'authenticate',
+    'signin',
+    'connect',
   ].map((w) => tail3(w, w.length)),
 );
 
@@ -74,9 +81,11 @@ const KEY_TAILS = new Set(
  */
 function mayBeKey(t: string, i: number, j: number): boolean {
   let c = t.charCodeAt(j);
-  if (c === 61 || c === 58 || c === 34 || c === 39 || c === 62 || c === 92 || c === 96) return true;
+  if (c === 61 || c === 58 || c === 34 || c === 39 || c === 62 || c === 92 || c === 96 || c === 40) return true;
   if (c !== 32 && c !== 9) return false;
-  if (i >= 2 && t.charCodeAt(i - 1) === 45 && t.charCodeAt(i - 2) === 45) return true;
+  // -u value, --password value, <wsse:Password Type="…">
+  const p = i > 0 ? t.charCodeAt(i - 1) : 0;
+  if (p === 45 || p === 60 || p === 58) return true;
   let k = j + 1;
   while (k < j + 4 && ((c = t.charCodeAt(k)) === 32 || c === 9)) k++;
   return c === 61 || c === 58 || c === 34 || c === 39;
@@ -95,6 +104,25 @@ for (const w of [...PASSWORD_MENTION_WORDS, ...injectionTriggerWords()]) {
   if (w.length <= MAX_TRIGGER_LENGTH) TRIGGER_SHAPES[(foldCase(w.charCodeAt(0)) & 0xff) * 32 + w.length] = 1;
 }
 
+/** `pw` and the `BY` of SQL's IDENTIFIED BY. */
+function isShortKey(t: string, i: number): boolean {
+  const a = foldCase(t.charCodeAt(i));
+  const b = foldCase(t.charCodeAt(i + 1));
+  return (a === 112 && b === 119) || (a === 98 && b === 121);
+}
+
+/** `-u` / `-p` command-line flags (curl, mysql, sshpass). */
+function isCliFlag(t: string, i: number): boolean {
+  const c = t.charCodeAt(i);
+  return (c === 117 || c === 112) && i >= 2 && t.charCodeAt(i - 1) === 45 && t.charCodeAt(i - 2) === 32;
+}
+
+/** An IPv6 address may start here: not in the middle of another colon run (host:fd00::1 is fine, a:b:c is not). */
+function ipv6StartOk(t: string, i: number): boolean {
+  if (i === 0 || t.charCodeAt(i - 1) !== 58) return true;
+  return i >= 2 && !isHexCode(t.charCodeAt(i - 2)) && t.charCodeAt(i - 2) !== 58;
+}
+
 function allHex(t: string, s: number, e: number): boolean {
   for (let k = s; k < e; k++) if (!isHexCode(t.charCodeAt(k))) return false;
   return true;
@@ -110,7 +138,7 @@ function onWord(st: ScanState, i: number): number {
   const next = j < n ? t.charCodeAt(j) : 0;
   let r = -1;
   if (isDigit(c0)) {
-    if (sel.ip && next === 58 && j - i <= 4 && allHex(t, i, j)) r = scanIpv6(st, i);
+    if (sel.ip && next === 58 && j - i <= 4 && allHex(t, i, j) && ipv6StartOk(t, i)) r = scanIpv6(st, i);
     if (r < 0 && numberBoundaryBefore(t, i)) r = scanNumberRun(st, i);
     return Math.max(r, j);
   }
@@ -127,17 +155,17 @@ function onWord(st: ScanState, i: number): number {
     r = scanIban(st, i, j);
     if (r > 0) return r;
   }
-  if (sel.ip && next === 58 && j - i <= 4 && allHex(t, i, j) && (i === 0 || t.charCodeAt(i - 1) !== 58)) {
+  if (sel.ip && next === 58 && j - i <= 4 && allHex(t, i, j) && ipv6StartOk(t, i)) {
     r = scanIpv6(st, i);
     if (r > 0) return r;
   }
+  let assignmentSeen = false;
   if (sel.password && mayBeKey(t, i, j)) {
     const len = j - i;
-    if (
-      len >= 3 ? KEY_TAILS.has(tail3(t, j)) : len === 2 && foldCase(c0) === 112 && foldCase(t.charCodeAt(i + 1)) === 119
-    ) {
-      r = scanAssignment(st, i, j);
+    if (len >= 3 ? KEY_TAILS.has(tail3(t, j)) : len === 2 ? isShortKey(t, i) : isCliFlag(t, i)) {
+      r = len === 1 ? scanCliCredential(st, i, j) : scanAssignment(st, i, j);
       if (r > 0) return r;
+      assignmentSeen = r === ASSIGNMENT_REJECTED;
     }
   }
   // Only words whose first letter and length match a trigger word get hashed and looked up.
@@ -147,7 +175,7 @@ function onWord(st: ScanState, i: number): number {
   for (let k = i; k < j; k++) h = hashStep(h, t.charCodeAt(k));
   const role = WORD_ROLES.get(h);
   if (role === undefined) return j;
-  if (role & MENTION && sel.password && MENTION_WORDS.has(t.slice(i, j).toLowerCase())) {
+  if (role & MENTION && sel.password && !assignmentSeen && MENTION_WORDS.has(t.slice(i, j).toLowerCase())) {
     if (h !== PASSE_HASH || precededByMotDe(t, i)) {
       r = scanPasswordMention(st, j);
       if (r > 0) return r;

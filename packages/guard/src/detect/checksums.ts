@@ -85,7 +85,7 @@ function ibanMod97(compact: string): number {
 export function checkIban(compact: string): IbanVerdict {
   const country = compact.slice(0, 2);
   const spec = IBAN_SPECS[country];
-  if (!spec || !spec.chars || compact.length !== spec.chars) return 'invalid';
+  if (!spec?.chars || compact.length !== spec.chars) return 'invalid';
   const c2 = compact.charCodeAt(2);
   const c3 = compact.charCodeAt(3);
   if (c2 < 48 || c2 > 57 || c3 < 48 || c3 > 57) return 'invalid';

@@ -7,6 +7,42 @@ function isLocalChar(c: number): boolean {
   return isAlnum(c) || c === 46 || c === 95 || c === 37 || c === 43 || c === 45;
 }
 
+const FILE_EXTENSIONS = new Set([
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'webp',
+  'svg',
+  'avif',
+  'ico',
+  'bmp',
+  'tif',
+  'tiff',
+  'heic',
+  'js',
+  'css',
+  'map',
+  'mjs',
+  'ts',
+  'json',
+  'pdf',
+  'zip',
+  'gz',
+  'tgz',
+  'whl',
+  'jar',
+  'txt',
+  'csv',
+  'mp4',
+  'mov',
+  'mp3',
+  'wav',
+  'woff',
+  'woff2',
+  'ttf',
+]);
+
 /** Tries an e-mail address around the `@` at `at`. Emits it and returns its end, or returns -1. */
 export function scanEmail(st: ScanState, at: number): number {
   const t = st.text;
@@ -40,6 +76,10 @@ export function scanEmail(st: ScanState, at: number): number {
   if (!tldOk) return -1;
   const after = end < n ? t.charCodeAt(end) : 32;
   if (isWordCode(after) || after === 64) return -1;
+  // git@github.com:org/repo.git is an SSH remote (scp syntax), not a mailbox.
+  if (after === 58 && end + 1 < n && (isAlnum(t.charCodeAt(end + 1)) || t.charCodeAt(end + 1) === 126)) return -1;
+  // icon@2x.png: retina asset names, not addresses.
+  if (FILE_EXTENSIONS.has(t.slice(lastLabelStart, end).toLowerCase())) return -1;
   if (!st.sel.email) return end;
   st.emit('EMAIL', s, end, evidence({ valid: true, strength: 1 }));
   return end;

@@ -40,7 +40,8 @@ export function scanIban(st: ScanState, i: number, wordEnd: number): number {
   partEnd[0] = wordEnd;
   if (len === 4) {
     let j = wordEnd;
-    while (parts < MAX_PARTS && t.charCodeAt(j) === 32 && isIbanChar(t.charCodeAt(j + 1))) {
+    // Groups are separated by one space, or by a line break where the IBAN wraps.
+    while (parts < MAX_PARTS && (t.charCodeAt(j) === 32 || t.charCodeAt(j) === 10) && isIbanChar(t.charCodeAt(j + 1))) {
       const g0 = j + 1;
       let g = g0;
       while (g < st.n && isIbanChar(t.charCodeAt(g)) && g - g0 <= 4) g++;
@@ -53,7 +54,7 @@ export function scanIban(st: ScanState, i: number, wordEnd: number): number {
   let firstChecksumFail = -1;
   for (let p = parts; p >= 1; p--) {
     const end = partEnd[p - 1];
-    const compact = parts === 1 ? t.slice(i, end) : t.slice(i, end).replace(/ /g, '');
+    const compact = parts === 1 ? t.slice(i, end) : t.slice(i, end).replace(/[ \n]/g, '');
     if (compact.length < 15) break;
     const verdict = checkIban(compact);
     if (verdict === 'valid') return emitIban(st, i, end, true);

@@ -44,7 +44,7 @@ export function scanIpv6(st: ScanState, start: number): number {
     const len = j - g0;
     if (len === 0) break;
     if (len > 4) return -1;
-    if (t.charCodeAt(j) === 46 && groups <= 6) {
+    if (t.charCodeAt(j) === 46 && groups <= 6 && isDigit(t.charCodeAt(j + 1))) {
       const quadEnd = dottedQuadEnd(t, g0);
       if (quadEnd < 0) return -1;
       groups += 2;

@@ -27,6 +27,7 @@ const SPACE = 1;
 const DASH = 2;
 const DOT = 4;
 const PAREN = 8;
+const SLASH = 16;
 
 const CARD_WORDS = [
   'card',
@@ -87,6 +88,28 @@ const PHONE_WORDS = [
   'mobil',
   'mobiel',
   'tel.',
+  'nummer',
+  'number',
+  'numero',
+  'line',
+  'direct',
+  'llámenos',
+  'llamenos',
+  'llamar',
+  'llame',
+  'appelez',
+  'appeler',
+  'rappeler',
+  'anrufen',
+  'erreichen',
+  'erreichbar',
+  'ligue',
+  'liga',
+  'contacto',
+  'contactos',
+  'kontakt',
+  'telefoonnummer',
+  'bellen',
 ];
 const NUMBER_NEGATIVE_WORDS = [
   'order',
@@ -126,6 +149,32 @@ const NUMBER_NEGATIVE_WORDS = [
   'job',
   'pid',
   'timestamp',
+  'customer',
+  'suivi',
+  'sendungsnummer',
+  'seguimiento',
+  'rastreio',
+  'referência',
+  'referencia',
+  'référence',
+  'reference',
+  'entidade',
+  'pedido',
+  'commande',
+  'bestellung',
+  'bestellnummer',
+  'factura',
+  'facture',
+  'rechnung',
+  'fatura',
+  'kundennummer',
+  'auftrag',
+  'vat',
+  'nif',
+  'nipc',
+  'siret',
+  'siren',
+  'ust',
   'ts',
   'epoch',
 ];
@@ -183,6 +232,7 @@ const VERSION_WORDS = [
   'app_version',
   'oid',
   'assemblyversion',
+  'baseline',
   'fileversion',
   'productversion',
 ];
@@ -249,6 +299,7 @@ export function scanNumberRun(st: ScanState, start: number): number {
         spaces++;
       } else if (c === 45) sep |= DASH;
       else if (c === 46) sep |= DOT;
+      else if (c === 47) sep |= SLASH;
       else if (c === 40 || c === 41) sep |= PAREN;
       else break;
       k++;
@@ -256,6 +307,9 @@ export function scanNumberRun(st: ScanState, start: number): number {
     }
     if (count === 0 || k >= n || !isDigit(t.charCodeAt(k)) || spaces > 1) break;
     if (sep & DOT && count > 1) break;
+    // Dotted groups end at any other separator: "10.0.0.1 10.0.0.2" are two addresses, not one number.
+    if (sepUnion & DOT && sep !== DOT) break;
+    if (sep & SLASH && (count > 1 || groups > 1)) break;
     if (count > 1 && !(sep & PAREN) && sep !== (SPACE | DASH)) break;
     sepBefore[groups] = sep;
     sepUnion |= sep;
@@ -275,8 +329,14 @@ export function scanNumberRun(st: ScanState, start: number): number {
     if (groups === 3 && groupLen(0) === 3 && groupLen(1) === 3 && groupLen(2) === 4 && !afterColonDigit) {
       return scanPhone(st, start, end, groups, digits, false, false);
     }
+    // 04.50.36.39.15: French and Belgian numbers are written in dotted pairs.
+    if (groups >= 5 && digits >= 9 && digits <= 12 && !afterColonDigit) {
+      return scanPhone(st, start, end, groups, digits, false, false);
+    }
     return end; // versions, decimals, dotted dates: nothing to report
   }
+  // "(10.0.0.1)": the parenthesis wraps an address, it is not an area code.
+  if (openParen && !hasPlus && sepUnion === DOT) return scanNumberRun(st, start + 1);
   if (afterColonDigit) return end; // times (12:30:45) and host:port pairs that are not IPv4
   if (!hasPlus && !openParen && groups >= 3 && isDateLike(groups, sepUnion)) return end;
   if (!hasPlus && !openParen && digits >= 13 && digits <= 19 && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0) {
@@ -376,25 +436,31 @@ function scanSsn(
   let area: number;
   let group: number;
   let serial: number;
-  let ambiguity: number;
+  let bare = false;
   if (groups === 3 && uniform && (sepUnion === DASH || sepUnion === SPACE) && groupLen(0) === 3 && groupLen(1) === 2) {
     area = Number(t.slice(groupStart[0], groupEnd[0]));
     group = Number(t.slice(groupStart[1], groupEnd[1]));
     serial = Number(t.slice(groupStart[2], groupEnd[2]));
-    ambiguity = sepUnion === DASH ? 0 : 0.05;
   } else if (groups === 1) {
+    // Nine bare digits are an SSN only when the words around them say so; "my number / teléfono …" makes them a phone.
+    if (numberContext(st, start, SSN_LEX) <= 0 && numberContext(st, start, PHONE_LEX) > 0) {
+      return scanPhone(st, start, end, groups, 9, false, false);
+    }
     const s = t.slice(start, end);
     area = Number(s.slice(0, 3));
     group = Number(s.slice(3, 5));
     serial = Number(s.slice(5));
-    ambiguity = 0.3;
-  } else return end;
+    bare = true;
+  } else return scanPhone(st, start, end, groups, 9, false, false);
   if (!st.sel.ssn) return end;
   const valid = ssnValid(area, group, serial);
+  const spaced = sepUnion === SPACE;
   // A dashed 3-2-4 number that breaks the issuing rules is still reported to the scorer, which drops it.
-  if (!valid && ambiguity > 0) return end;
+  if (!valid && (bare || spaced)) return end;
   const ctx = numberContext(st, start, SSN_LEX);
-  st.emit('US_SSN', start, end, evidence({ valid, context: ctx, strength: ambiguity === 0 ? 1 : 0.6, ambiguity }));
+  if (bare && ctx <= 0) return end;
+  const ambiguity = bare ? 0.3 : spaced ? 0.05 : 0;
+  st.emit('US_SSN', start, end, evidence({ valid, context: ctx, strength: bare ? 0.6 : 1, ambiguity }));
   return end;
 }
 
@@ -411,6 +477,8 @@ function scanPhone(
   let plausible = false;
   let ambiguity = 0;
   let strength = 0.7;
+  let trunk = false;
+  let trunkBare = false;
   if (hasPlus) {
     if (digitCount < 8) return end;
     const verdict = internationalVerdict(digitsOf(st, groups, true));
@@ -430,15 +498,26 @@ function scanPhone(
       if (groups === 1) ambiguity = 0.3;
       strength = groups === 1 ? 0.5 : 1;
     } else if (d.charCodeAt(0) === 48 && d.length >= 9 && d.length <= 12 && isPlausibleTrunkNational(d)) {
+      trunk = true;
+      trunkBare = groups === 1 && d.length >= 10 && d.length <= 11;
       // Three or four groups of exactly four digits are how tracking and account numbers are written.
-      if (groups >= 3 && groupLen(0) === 4 && groupLen(1) === 4 && groupLen(2) === 4) ambiguity = 0.4;
+      if (groups >= 3 && groupLen(0) === 4 && groupLen(1) === 4 && groupLen(2) === 4) ambiguity = 0.25;
       else ambiguity = d.length < 10 ? 0.3 : groups === 1 ? 0.25 : 0.1;
       plausible = true;
       strength = groups === 1 ? 0.5 : 0.9;
     }
   }
-  if (!plausible) return end;
   let ctx = numberContext(st, start, PHONE_LEX);
+  if (!plausible) {
+    // National formats without a trunk prefix (ES 915 10 61 47, PT 217 989 184, BR (81) 98714-4997) look like any
+    // other number: only the words around them make them a phone number.
+    if (ctx <= 0 || digitCount < 8 || digitCount > 12 || hasPlus) return end;
+    ambiguity = 0;
+    strength = 0.6;
+  }
+  // A single run of digits, or a short trunk-prefixed one, is a phone number only next to words that say so
+  // (a bare 10–11 digit number starting with a trunk 0 is let through at low confidence).
+  if (!hasPlus && ctx <= 0 && ((groups === 1 && !trunkBare) || (trunk && digitCount < 10))) return end;
   // "+CC …" is written only for phone numbers: words such as "order" nearby do not make it something else.
   if (hasPlus && ctx < 0) ctx = 0;
   // A bare or trunk-prefixed number next to "order" or "ref" is that number, not a phone: drop it outright.

@@ -267,7 +267,12 @@ function looksLikeDigest(v: string): boolean {
 /** Values that are code, not secrets: identifiers, member chains, calls, booleans, numbers. */
 function looksLikeCode(v: string): boolean {
   if (v.includes('(') || v.includes('${') || v.startsWith('@') || v.startsWith('#')) return true;
-  return /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v) || /^-?\d+(?:\.\d+)?$/.test(v);
+  if (/^-?\d+(?:\.\d+)?$/.test(v)) return true;
+  // Member chains are code when they start at a well-known object or end at a key name (req.body.password);
+  // "cobalt.copper.violet" in a .env file is a passphrase.
+  if (!/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v)) return false;
+  const parts = v.split('.');
+  return CODE_ROOTS.has(parts[0].toLowerCase()) || keyKind(parts[parts.length - 1]) !== 0;
 }
 
 function looksLikeUrlOrPath(v: string): boolean {
@@ -295,14 +300,7 @@ function hasLower(v: string): boolean {
 }
 
 /** Decides whether `v` (the value of a key of `kind`) is reported, and emits it. */
-function emitValue(
-  st: ScanState,
-  kind: number,
-  start: number,
-  end: number,
-  quoted: boolean,
-  keyIsExact: boolean,
-): boolean {
+function emitValue(st: ScanState, kind: number, start: number, end: number, quoted: boolean): boolean {
   const v = st.text.slice(start, end);
   if (v.length < 4 || v.length > 256) return false;
   if (knownSecretPrefixAt(st.text, start)) return false;
@@ -315,12 +313,13 @@ function emitValue(
   const classes = charClassCount(v);
   if (kind === PASSWORD) {
     if (!quoted && classes === 1 && v.length < 10) return false;
-    const strength = passwordStrength(v);
-    st.emit('GENERIC_PASSWORD', start, end, evidence({ context: 1, strength, ambiguity: 0 }), keyIsExact ? 0 : 0);
+    // The key names the value a password: that is the structural validation a password can have.
+    st.emit('GENERIC_PASSWORD', start, end, evidence({ valid: true, context: 1, strength: passwordStrength(v) }));
     return true;
   }
-  // Secret-like keys: the value must look generated, not like an id, a hash or a word.
+  // Secret-like keys: the value must look generated, not like an id, a hash, a name or a setting path.
   if (isUuid(v) || isHex(v) || looksLikeDigest(v) || /^[\d\s:./-]+$/.test(v)) return false;
+  if (/^[A-Za-z][A-Za-z:._/-]*$/.test(v)) return false;
   const h = shannonEntropy(v);
   if (kind === STRONG_SECRET) {
     if (v.length < 8 || classes < 2 || h < 2.8) return false;
@@ -328,35 +327,215 @@ function emitValue(
     if (v.length < 12 || classes < 3 || h < 3.2 || !hasLower(v)) return false;
   }
   const strength = passwordStrength(v);
-  st.emit('GENERIC_PASSWORD', start, end, evidence({ context: 1, strength }), kind === STRONG_SECRET ? -0.02 : -0.06);
+  const valid = kind === STRONG_SECRET ? true : null;
+  st.emit(
+    'GENERIC_PASSWORD',
+    start,
+    end,
+    evidence({ valid, context: 1, strength }),
+    kind === STRONG_SECRET ? -0.02 : -0.06,
+  );
   return true;
 }
 
+/** scanAssignment's answer when a key with an operator was found but nothing was reported: skip the mention scan. */
+export const ASSIGNMENT_REJECTED = -2;
+
+/** True when `<` or `<ns:` opens the element whose name is the word at `s`. */
+function opensXmlElement(t: string, s: number): boolean {
+  if (s > 0 && t.charCodeAt(s - 1) === 60) return true;
+  if (s < 2 || t.charCodeAt(s - 1) !== 58) return false;
+  let j = s - 2;
+  while (j >= 0 && s - j < 32 && isAlnum(t.charCodeAt(j))) j--;
+  return j >= 0 && j < s - 2 && t.charCodeAt(j) === 60;
+}
+
+/** End (after `>`) of the start tag whose attributes begin at `k`, on the same line; -1 when none or self-closing. */
+function startTagEnd(t: string, k: number): number {
+  for (let j = k; j < t.length && j - k < 400; j++) {
+    const c = t.charCodeAt(j);
+    if (c === 62) return t.charCodeAt(j - 1) === 47 ? -1 : j + 1;
+    if (c === 60 || c === 10) return -1;
+  }
+  return -1;
+}
+
+/**
+ * `<add key="DbPassword" value="…"/>`, `name="password" value="…"`: when the quoted value at [qs, qe) names a
+ * setting and a `value=` attribute follows, reports that value if the setting is a password or secret.
+ * Returns the resume position, or -1 when no value attribute follows.
+ */
+function scanNameValuePair(st: ScanState, qs: number, qe: number): number {
+  const t = st.text;
+  const m = /["']?\s+value\s*=\s*/y;
+  m.lastIndex = qe;
+  if (!m.test(t)) return -1;
+  const kind = keyKind(t.slice(qs, qe));
+  if (kind === 0 || !readValue(t, m.lastIndex)) return qe + 1;
+  const { start, end, quoted } = valueSpan;
+  if (!quoted) return qe + 1;
+  return emitValue(st, kind, start, end, true) ? end + 1 : qe + 1;
+}
+
+const CALL_FIRST_ARG = /(?:password|passwd|pwd|passphrase|secret)$/;
+const CALL_SECOND_ARG = /(?:login|auth|basicauth|authenticate|authentication|credential|credentials|connect|signin)$/;
+
+/**
+ * Credentials passed to a call: `setPassword("…")` (first string argument), `login("user", "…")`,
+ * `SetBasicAuth(user, "…")`, `new NetworkCredential("user", "…")` (second). Returns the resume position or -1.
+ */
+function scanCredentialCall(st: ScanState, s: number, e: number): number {
+  const t = st.text;
+  const name = t.slice(s, e).toLowerCase();
+  let want: number;
+  if (CALL_FIRST_ARG.test(name)) want = 1;
+  else if (CALL_SECOND_ARG.test(name)) want = 2;
+  else return -1;
+  let k = e + 1;
+  let arg = 1;
+  const limit = Math.min(t.length, e + 300);
+  while (k < limit) {
+    while (k < limit && (t.charCodeAt(k) === 32 || t.charCodeAt(k) === 9)) k++;
+    const c = t.charCodeAt(k);
+    if (arg === want) {
+      if ((c !== 34 && c !== 39) || !readValue(t, k)) return -1;
+      const { start, end } = valueSpan;
+      // Resume inside the arguments: the user name before the password may be an e-mail address.
+      return emitValue(st, PASSWORD, start, end, true) ? e + 1 : -1;
+    }
+    // Skip this argument: a string literal or anything up to the next comma.
+    if (c === 34 || c === 39) {
+      if (!readValue(t, k)) return -1;
+      k = valueSpan.end + 1;
+    }
+    while (k < limit && t.charCodeAt(k) !== 44 && t.charCodeAt(k) !== 41 && t.charCodeAt(k) !== 10) k++;
+    if (t.charCodeAt(k) !== 44) return -1;
+    k++;
+    arg++;
+  }
+  return -1;
+}
+
+/**
+ * Command-line credentials: `-u user:pass` / `--user user:pass` (curl), `-p 'pass'` / `-p'pass'` (mysql,
+ * sshpass). `s` is the flag letter's position. Returns the resume position or -1.
+ */
+export function scanCliCredential(st: ScanState, s: number, e: number): number {
+  const t = st.text;
+  const flag = t.charCodeAt(s) | 32;
+  let k = e;
+  const attached = t.charCodeAt(k) === 34 || t.charCodeAt(k) === 39;
+  if (!attached) {
+    if (t.charCodeAt(k) !== 32) return -1;
+    while (k < t.length && t.charCodeAt(k) === 32) k++;
+  }
+  if (!readValue(t, k)) return -1;
+  const { start, end, quoted } = valueSpan;
+  if (flag === 117) {
+    // user:password
+    const colon = t.indexOf(':', start);
+    if (colon < 0 || colon >= end - 1) return -1;
+    // Resume at the user name (it may be an e-mail address); the password span is already reported.
+    return emitValue(st, PASSWORD, colon + 1, end, true) ? k : -1;
+  }
+  if (!quoted && !passwordLike(t.slice(start, end))) return -1;
+  return emitValue(st, PASSWORD, start, end, true) ? (quoted ? end + 1 : end) : -1;
+}
+
+const CODE_ROOTS = new Set([
+  'req',
+  'request',
+  'res',
+  'body',
+  'env',
+  'process',
+  'os',
+  'config',
+  'conf',
+  'cfg',
+  'settings',
+  'this',
+  'self',
+  'params',
+  'args',
+  'options',
+  'opts',
+  'data',
+  'user',
+  'form',
+  'values',
+  'props',
+  'ctx',
+  'context',
+  'app',
+  'secrets',
+  'vault',
+  'input',
+  'credentials',
+  'creds',
+  'auth',
+  'db',
+  'database',
+  'window',
+  'document',
+  'session',
+  'payload',
+  'event',
+  'state',
+  'model',
+  'record',
+  'row',
+  'item',
+  'obj',
+  'object',
+  'result',
+  'response',
+  'account',
+  'profile',
+  'store',
+  'spec',
+  'global',
+  'globals',
+  'import',
+  'module',
+  'system',
+]);
+
 /**
  * Called for a word [s, e) whose next non-blank character assigns a value (`=`, `:`, `=>`, an XML `>`, a CLI
- * flag). Emits the value when the key names a password or secret. Returns the position to resume at, or -1.
+ * flag, a call's `(`). Emits the value when the key names a password or secret. Returns the position to resume
+ * at, ASSIGNMENT_REJECTED when an assignment was seen but not reported, or -1.
  */
 export function scanAssignment(st: ScanState, s: number, e: number): number {
   const t = st.text;
   const n = st.n;
   let k = e;
   let c = t.charCodeAt(k);
+  if (c === 40) return scanCredentialCall(st, s, e);
   // The key's closing quote: "password": / 'password' => / \"password\":
   if (c === 92 && t.charCodeAt(k + 1) === 34) k += 2;
   else if (c === 34 || c === 39 || c === 96) k++;
   const afterKey = k;
-  while (k < n && k - afterKey < 4 && (t.charCodeAt(k) === 32 || t.charCodeAt(k) === 9)) k++;
-  c = t.charCodeAt(k);
-  const xml = c === 62 && s > 0 && t.charCodeAt(s - 1) === 60;
+  let xml = false;
+  if (opensXmlElement(t, s)) {
+    // <password>value</password>, <wsse:Password Type="…">value</wsse:Password>
+    const tagEnd = c === 62 ? e + 1 : c === 32 ? startTagEnd(t, e) : -1;
+    if (tagEnd < 0) return -1;
+    xml = true;
+    k = tagEnd;
+  } else {
+    while (k < n && k - afterKey < 4 && (t.charCodeAt(k) === 32 || t.charCodeAt(k) === 9)) k++;
+    c = t.charCodeAt(k);
+  }
   let flag = false;
-  if (c === 61) {
+  if (xml) {
+    // value starts right after the start tag
+  } else if (c === 61) {
     if (t.charCodeAt(k + 1) === 61) return -1;
     k += t.charCodeAt(k + 1) === 62 ? 2 : 1;
   } else if (c === 58) {
     if (t.charCodeAt(k + 1) === 58) return -1;
     k += t.charCodeAt(k + 1) === 61 ? 2 : 1;
-  } else if (xml) {
-    k++;
   } else if (k > afterKey && s >= 2 && t.charCodeAt(s - 1) === 45 && t.charCodeAt(s - 2) === 45) {
     flag = true; // --password value
   } else if (k > afterKey && (c === 39 || c === 34)) {
@@ -365,18 +544,35 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
   // Key name with its dotted or dashed prefix (db.password, x-api-key).
   let ks = s;
   while (ks > 0 && s - ks < 64 && isKeyChar(t.charCodeAt(ks - 1))) ks--;
-  const kind = flag && c !== 39 && c !== 34 ? keyKind(t.slice(ks, e)) : keyKind(t.slice(ks, e));
-  if (kind === 0) return -1;
+  const keyName = t.slice(ks, e);
+  let kind = keyKind(keyName);
+  if (kind === 0 && flag && isIdentifiedBy(t, s, e)) kind = PASSWORD;
+  const lowerKey = kind === 0 || kind === WEAK_SECRET ? keyName.toLowerCase() : '';
+  if (kind === 0 && lowerKey !== 'name') return -1;
   if (flag && kind !== PASSWORD) return -1;
   // Markdown emphasis and blanks between the operator and the value (**Password:** value).
   const opEnd = k;
-  while (k < n && k - opEnd < 8) {
+  while (!xml && k < n && k - opEnd < 8) {
     const d = t.charCodeAt(k);
     if (d === 32 || d === 9 || d === 42) k++;
     else break;
   }
-  if (!readValue(t, k)) return -1;
+  // Templates and references stand in for the value: report them as placeholders (never above the allow threshold).
+  if (t.charCodeAt(k) === 123 && t.charCodeAt(k + 1) === 123 && kind !== 0) {
+    const close = t.indexOf('}}', k + 2);
+    if (close > 0 && close - k < 200) {
+      st.emit('GENERIC_PASSWORD', k, close + 2, evidence({ placeholder: true, context: 1 }));
+      return close + 2;
+    }
+  }
+  if (!readValue(t, k)) return ASSIGNMENT_REJECTED;
   let { start, end, quoted } = valueSpan;
+  if (quoted && (lowerKey === 'key' || lowerKey === 'name')) {
+    const r = scanNameValuePair(st, start, end);
+    if (r >= 0) return r;
+    if (lowerKey === 'name') return ASSIGNMENT_REJECTED;
+  }
+  if (kind === 0) return ASSIGNMENT_REJECTED;
   // Authorization: Bearer <token> / "Basic <base64>": the credential is what follows the scheme.
   const scheme = authSchemeLength(t, start, end);
   if (scheme > 0) {
@@ -384,14 +580,18 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
     else {
       let v = end;
       while (v < n && (t.charCodeAt(v) === 32 || t.charCodeAt(v) === 9)) v++;
-      if (!readValue(t, v)) return -1;
+      if (!readValue(t, v)) return ASSIGNMENT_REJECTED;
       ({ start, end, quoted } = valueSpan);
     }
-    if (start >= end) return -1;
+    if (start >= end) return ASSIGNMENT_REJECTED;
   }
-  if (xml && t.charCodeAt(end) !== 60) return -1;
-  if (!emitValue(st, kind, start, end, quoted || xml, true)) return -1;
+  if (xml && t.charCodeAt(end) !== 60) return ASSIGNMENT_REJECTED;
+  if (!emitValue(st, kind, start, end, quoted || xml)) return ASSIGNMENT_REJECTED;
   return quoted ? end + 1 : end;
+}
+
+function isIdentifiedBy(t: string, s: number, e: number): boolean {
+  return e - s === 2 && s >= 11 && t.slice(s - 11, e).toLowerCase() === 'identified by';
 }
 
 const FREE_TEXT_STOP = new Set([
@@ -415,7 +615,9 @@ const FREE_TEXT_STOP = new Set([
 /** True when a free-text word looks like a password rather than a word, a date, a version, an e-mail or a URL. */
 function passwordLike(w: string): boolean {
   if (w.length < 6 || w.length > 64) return false;
-  if (charClassCount(w) < 3) return false;
+  // Three character classes, or a passphrase of three or more words (harbor-anchor-walnut).
+  if (charClassCount(w) < 3 && !/^[A-Za-z]{3,}(?:[-._][A-Za-z]{3,}){2,}\d*$/.test(w)) return false;
+  if (/[{}<>=\\/]/.test(w)) return false;
   if (w.includes('@') && w.includes('.') && /@[A-Za-z0-9-]+\.[A-Za-z]/.test(w)) return false;
   if (looksLikeUrlOrPath(w)) return false;
   if (/^v?\d+(?:[.\-:/]\d+)+[a-z-]*$/i.test(w)) return false;
@@ -429,10 +631,15 @@ function passwordLike(w: string): boolean {
  */
 export function scanPasswordMention(st: ScanState, e: number): number {
   const t = st.text;
-  const limit = Math.min(st.n, e + 80);
+  // A mention is followed by a blank ("password is …"); "password>" or "password\"" belong to markup or code.
+  const after = t.charCodeAt(e);
+  if (after !== 32 && after !== 9) return -1;
+  const netrc = netrcValue(st, e);
+  if (netrc !== 0) return netrc;
+  const limit = Math.min(st.n, e + 110);
   let j = e;
   let words = 0;
-  while (j < limit && words < 8) {
+  while (j < limit && words < 12) {
     while (j < limit && (t.charCodeAt(j) === 32 || t.charCodeAt(j) === 9)) j++;
     if (j >= limit || t.charCodeAt(j) === 10) return -1;
     const ws = j;
@@ -452,6 +659,34 @@ export function scanPasswordMention(st: ScanState, e: number): number {
     }
   }
   return -1;
+}
+
+/**
+ * `password value` alone on its line (.netrc, ~/.pgpass-like notes, SQL*Plus): the one word after the keyword is
+ * the value. Returns the resume position, -1 when it is a placeholder or code, 0 when the shape does not apply.
+ */
+function netrcValue(st: ScanState, e: number): number {
+  const t = st.text;
+  let ls = e;
+  while (ls > 0 && t.charCodeAt(ls - 1) !== 10) ls--;
+  let firstWord = ls;
+  while (firstWord < e && (t.charCodeAt(firstWord) === 32 || t.charCodeAt(firstWord) === 9)) firstWord++;
+  if (t.charCodeAt(firstWord) > 122 || e - firstWord > 12) return 0;
+  let a = e;
+  while (a < t.length && (t.charCodeAt(a) === 32 || t.charCodeAt(a) === 9)) a++;
+  let b = a;
+  while (b < t.length && t.charCodeAt(b) > 32) b++;
+  let lineEnd = b;
+  while (
+    lineEnd < t.length &&
+    (t.charCodeAt(lineEnd) === 32 || t.charCodeAt(lineEnd) === 9 || t.charCodeAt(lineEnd) === 13)
+  )
+    lineEnd++;
+  if (b === a || (lineEnd < t.length && t.charCodeAt(lineEnd) !== 10)) return 0;
+  // Only when the keyword opens the line: "password hunter2" as a whole line.
+  if (!/^[A-Za-z]+$/.test(t.slice(firstWord, e))) return 0;
+  if (knownSecretPrefixAt(t, a)) return -1;
+  return emitValue(st, PASSWORD, a, b, false) ? b : -1;
 }
 
 function isWrapper(c: number): boolean {

@@ -232,7 +232,7 @@ export function scanPrivateKey(st: ScanState, i: number): number {
   // A real key body is hundreds of base64 characters; "...", "<your key>" or a few characters are stand-ins.
   const head = t.slice(bodyStart, Math.min(bodyEnd, bodyStart + 96));
   const placeholder =
-    bodyEnd - bodyStart < 80 ||
+    bodyEnd - bodyStart < 40 ||
     t.lastIndexOf('...', bodyEnd) >= bodyStart ||
     t.lastIndexOf('…', bodyEnd) >= bodyStart ||
     /your|here|redacted|insert|paste/i.test(head);

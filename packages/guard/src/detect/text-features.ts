@@ -272,8 +272,13 @@ function polarityOfWord(word: string, lex: Lexicon): number {
   const w = word.toLowerCase();
   const p = lex.get(w);
   if (p !== undefined) return p;
-  const us = w.lastIndexOf('_');
-  if (us > 0 && us < w.length - 1) return lex.get(w.slice(us + 1)) ?? 0;
+  if (!w.includes('_')) return 0;
+  // snake_case keys: the last part that means something (customer_phone, FIRMWARE_BASELINE, order_id).
+  const parts = w.split('_');
+  for (let k = parts.length - 1; k >= 0; k--) {
+    const q = lex.get(parts[k]);
+    if (q !== undefined) return q;
+  }
   return 0;
 }
 
@@ -293,10 +298,25 @@ export function polarityBefore(text: string, start: number, width: number, lex: 
     }
     const we = j;
     while (j > limit && isContextWordCode(text.charCodeAt(j - 1))) j--;
-    const p = polarityOfWord(text.slice(j, we), lex);
+    const word = text.slice(j, we);
+    const p = polarityOfWord(word, lex);
+    if (p > 0 && NUMBER_WORDS.has(word.toLowerCase())) {
+      // "customer number", "order no.", "numéro de suivi": the word before a bare "number" decides.
+      return previousWordPolarity(text, j, limit, lex) < 0 ? -1 : p;
+    }
     if (p !== 0) return p;
   }
   return 0;
+}
+
+const NUMBER_WORDS = new Set(['number', 'nummer', 'numero', 'número', 'numéro', 'no', 'nr', 'num']);
+
+function previousWordPolarity(text: string, j: number, limit: number, lex: Lexicon): number {
+  let k = j;
+  while (k > limit && !isContextWordCode(text.charCodeAt(k - 1)) && text.charCodeAt(k - 1) !== 10) k--;
+  const we = k;
+  while (k > limit && isContextWordCode(text.charCodeAt(k - 1))) k--;
+  return we > k ? polarityOfWord(text.slice(k, we), lex) : 0;
 }
 
 /** Polarity of the first lexicon word among the words in the `width` characters after `end` on the same line. */
