@@ -1,0 +1,171 @@
+import { type App, type Cache, createApp, createSecretBox, migrateToLatest, type SecretBox } from '@keel/core';
+import type { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { registerCartRoutes } from './catalog/cart-routes.ts';
+import { registerProductRoutes } from './catalog/product-routes.ts';
+import { createCatalogSearch } from './catalog/search/index.ts';
+import type { EngineConfig } from './config.ts';
+import type { EngineContext } from './context.ts';
+import { engineMigrations } from './db/migrations/index.ts';
+import type { EngineDb } from './db/schema.ts';
+import { installMerchantAuth, rateLimitKey } from './http/merchant-auth.ts';
+import { installPaymentDataGuard } from './http/payment-data-guard.ts';
+import { registerCatalogMcp } from './mcp/catalog-mcp.ts';
+import { registerMerchantRoutes } from './merchants/merchant-routes.ts';
+import { createPrincipalCache } from './merchants/principal.ts';
+import { registerProcurementRoutes } from './procurement/procurement-routes.ts';
+import { registerSystemRoutes } from './system/system-routes.ts';
+import { createDestinationCache } from './webhooks/destination-cache.ts';
+import { registerDestinationRoutes } from './webhooks/destination-routes.ts';
+import { registerIngressRoute } from './webhooks/ingress.ts';
+
+export const ENGINE_VERSION = '2026-11-21';
+
+export interface EngineAppsOptions {
+  config: EngineConfig;
+  db: Kysely<EngineDb>;
+  cache: Cache;
+  /** The key for stored third-party secrets (from KEEL_SECRET_KEY or the generated key file). */
+  secretKeyHex: string;
+  redis?: Redis | undefined;
+  logStream?: NodeJS.WritableStream;
+  /** Wakes the delivery worker; a no-op when this process runs none. */
+  notifyOutbox?: () => void;
+}
+
+export interface EngineApps {
+  /** REST (`ENGINE_PORT`): catalog, keys, webhook destinations, procurement, `/api/webhooks/catalog`. The runtime (issue 6) adds its routes here. */
+  rest: App;
+  /** Public MCP endpoint (`ENGINE_MCP_PORT`): `POST /` and `POST /mcp`. */
+  mcp: App;
+  /** Webhook ingress (`ENGINE_WEBHOOK_PORT`): `/webhooks/catalog`, `/webhooks/procurement`. */
+  webhook: App;
+  ctx: EngineContext;
+  close(): Promise<void>;
+}
+
+/** Applies the engine's migrations. */
+export async function prepareEngineDatabase(db: Kysely<EngineDb>): Promise<string[]> {
+  return migrateToLatest(db, engineMigrations);
+}
+
+const AUTH = `**Authentication.** Catalog routes need a merchant key: \`Authorization: Bearer <key>\`, \`x-api-key\` or \`X-Catalog-API-Key\`.
+Scopes: \`merchant\` (all its stores), \`store\` (one store), \`merchant_network\` (the merchant and its direct sub-merchants),
+\`custom\` (selected stores). Missing, unknown, revoked or expired keys and keys of inactive merchants get 401; a store outside the
+key's scope is a 403; a resource outside it is a 404 (ids never reveal other merchants' data).
+
+**Errors** use \`{"error": {"code", "message", "traceId", "details"?}}\`; every response carries \`x-request-id\`. Writes need
+\`Content-Type: application/json\` (415). Card numbers, verification codes and payment authentication fields are rejected with 400
+wherever they appear in a body. Money is exact: prices and totals are decimal strings in responses, never floats.`;
+
+const securitySchemes = {
+  bearerAuth: { type: 'http', scheme: 'bearer', description: 'Merchant key' },
+  apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Merchant key (also X-API-Key)' },
+  catalogApiKey: { type: 'apiKey', in: 'header', name: 'X-Catalog-API-Key', description: 'Merchant key' },
+};
+
+/** Builds the engine's three apps (not listening) around one shared context, on an already migrated database. */
+export async function buildEngineApps(options: EngineAppsOptions): Promise<EngineApps> {
+  const { config, db, cache } = options;
+  const secrets: SecretBox = createSecretBox(options.secretKeyHex);
+  const principals = await createPrincipalCache(db, cache);
+  const destinations = await createDestinationCache(db, cache, secrets);
+  const make = (
+    name: string,
+    description: string,
+    tags: { name: string; description: string }[],
+    ctx?: EngineContext,
+  ) =>
+    createApp({
+      name,
+      version: ENGINE_VERSION,
+      description,
+      http: config.http,
+      logLevel: config.core.logLevel,
+      redis: options.redis,
+      logStream: options.logStream,
+      ...(ctx ? { rateLimitKey: rateLimitKey(ctx) } : {}),
+      securitySchemes,
+      tags,
+    });
+
+  // The context needs a logger; the REST app's is created first and shared.
+  const ctx = {
+    config,
+    db,
+    cache,
+    secrets,
+    principals,
+    destinations,
+    search: createCatalogSearch(db),
+    notifyOutbox: options.notifyOutbox ?? (() => undefined),
+  } as EngineContext;
+
+  const rest = await make(
+    'engine',
+    `The engine's REST API: the merchant catalog (stores, keys, products, carts, checkouts, orders), outbound webhook destinations and
+their delivery log, procurement, and the inbound webhook alias \`/api/webhooks/catalog\`.\n\n${AUTH}`,
+    [
+      { name: 'products', description: 'Products and search' },
+      { name: 'carts', description: 'Carts and cart items' },
+      { name: 'orders', description: 'Orders from checkouts' },
+      { name: 'stores', description: 'Stores' },
+      { name: 'keys', description: 'Merchant key lifecycle' },
+      { name: 'webhooks', description: 'Outbound webhook destinations and delivery log' },
+      { name: 'webhooks-inbound', description: 'Inbound webhook ingress' },
+      { name: 'procurement', description: 'Suppliers, inventory items, procurement orders and quotes' },
+      { name: 'system', description: 'Health and readiness' },
+    ],
+    ctx,
+  );
+  ctx.log = rest.log;
+  const webhook = await make(
+    'engine-webhooks',
+    `Inbound webhook ingress for merchant systems: catalog events at \`/webhooks/catalog\`, procurement events at \`/webhooks/procurement\`.\n\n${AUTH}`,
+    [
+      { name: 'webhooks-inbound', description: 'Inbound webhook ingress' },
+      { name: 'system', description: 'Health' },
+    ],
+    ctx,
+  );
+  const mcp = await make(
+    'engine-mcp',
+    `The public tool endpoint (JSON-RPC, Model Context Protocol): \`POST /\` and \`POST /mcp\`. Catalog tools and the merchant commerce
+reference contract, authenticated with a merchant key.\n\n${AUTH}`,
+    [
+      { name: 'mcp', description: 'JSON-RPC tool endpoint' },
+      { name: 'system', description: 'Health' },
+    ],
+    ctx,
+  );
+
+  for (const app of [rest, webhook, mcp]) {
+    installMerchantAuth(app, ctx);
+    installPaymentDataGuard(app);
+  }
+
+  registerSystemRoutes(rest, ctx, '/api/v1');
+  registerMerchantRoutes(rest, ctx);
+  registerProductRoutes(rest, ctx);
+  registerCartRoutes(rest, ctx);
+  registerDestinationRoutes(rest, ctx);
+  registerProcurementRoutes(rest, ctx);
+  registerIngressRoute(rest, ctx, '/api/webhooks/catalog', 'catalog');
+
+  registerSystemRoutes(webhook, ctx, '');
+  registerIngressRoute(webhook, ctx, '/webhooks/catalog', 'catalog');
+  registerIngressRoute(webhook, ctx, '/webhooks/procurement', 'procurement');
+
+  registerSystemRoutes(mcp, ctx, '');
+  await registerCatalogMcp(mcp, ctx);
+
+  return {
+    rest,
+    mcp,
+    webhook,
+    ctx,
+    close: async () => {
+      await Promise.all([rest.close(), webhook.close(), mcp.close()]);
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type { Kysely } from 'kysely';
+import type { EngineDb } from '../db/schema.ts';
+import { createMerchant, createStore, issueKey } from '../merchants/merchant-service.ts';
+import type { PrincipalCache } from '../merchants/principal.ts';
+
+/** What `keel engine bootstrap --json` prints. The runtime (issue 6) adds `realmId`, `accessKey` and `secretKey`. */
+export interface BootstrapResult {
+  merchantId: string;
+  subMerchantId: string;
+  /** Stores of the merchant (three). */
+  storeIds: string[];
+  subMerchantStoreId: string;
+  keys: {
+    /** Scope `merchant`: every store of the merchant. */
+    merchant: string;
+    /** Scope `store`: storeIds[0] only. */
+    store: string;
+    /** Scope `merchant_network`: the merchant's and the sub-merchant's stores. */
+    network: string;
+    /** Scope `custom`: storeIds[1] and the sub-merchant's store. */
+    custom: string;
+  };
+  [extra: string]: unknown;
+}
+
+/** Creates a new merchant with a direct sub-merchant, their stores and one key of each scope (a new merchant every run). */
+export async function bootstrapMerchant(
+  db: Kysely<EngineDb>,
+  principals: PrincipalCache,
+  label = new Date().toISOString(),
+): Promise<BootstrapResult> {
+  const merchant = await createMerchant(db, { name: `Merchant ${label}` });
+  const sub = await createMerchant(db, { name: `Sub-merchant ${label}`, parentId: merchant.id });
+  const storeIds: string[] = [];
+  for (const name of ['Main store', 'Second store', 'Third store']) {
+    storeIds.push((await createStore(db, principals, { merchantId: merchant.id, name })).id);
+  }
+  const subStore = await createStore(db, principals, { merchantId: sub.id, name: 'Sub-merchant store' });
+  const key = async (scope: 'merchant' | 'store' | 'merchant_network' | 'custom', ids?: string[]) =>
+    (
+      await issueKey(db, {
+        merchantId: merchant.id,
+        name: `bootstrap ${scope}`,
+        scope,
+        ...(ids ? { storeIds: ids } : {}),
+      })
+    ).secret;
+  return {
+    merchantId: merchant.id,
+    subMerchantId: sub.id,
+    storeIds,
+    subMerchantStoreId: subStore.id,
+    keys: {
+      merchant: await key('merchant'),
+      store: await key('store', [storeIds[0]!]),
+      network: await key('merchant_network'),
+      custom: await key('custom', [storeIds[1]!, subStore.id]),
+    },
+  };
+}

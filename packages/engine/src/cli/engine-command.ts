@@ -1,0 +1,182 @@
+import { parseArgs } from 'node:util';
+import { type CliCommand, type CommandIo, openCache } from '@keel/core';
+import { readEngineConfig } from '../config.ts';
+import {
+  bulkDeleteKeys,
+  bulkRevokeKeys,
+  createMerchant,
+  createStore,
+  getKeys,
+  issueKey,
+  setMerchantActive,
+} from '../merchants/merchant-service.ts';
+import { createPrincipalCache, KEY_SCOPES, type KeyScope } from '../merchants/principal.ts';
+import { bootstrapMerchant } from './bootstrap.ts';
+
+const USAGE = `engine bootstrap [--json]        create a merchant, a sub-merchant, stores and one key per scope; print ids and keys
+  engine merchants create --name NAME [--parent MERCHANT_ID] [--json]
+  engine merchants activate|deactivate MERCHANT_ID
+  engine stores create --merchant MERCHANT_ID --name NAME [--json]
+  engine keys create --merchant ID --scope merchant|store|merchant_network|custom [--store ID…] [--name N] [--expires ISO] [--json]
+  engine keys list --merchant ID [--json]
+  engine keys revoke --merchant ID KEY_ID…   revoke the keys not revoked yet
+  engine keys delete --merchant ID KEY_ID…   delete keys, only when every one is revoked`;
+
+class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+async function withServices<T>(
+  io: CommandIo,
+  work: (services: Awaited<ReturnType<typeof open>>) => Promise<T>,
+): Promise<T> {
+  const services = await open(io);
+  try {
+    return await work(services);
+  } finally {
+    await services.close();
+  }
+}
+
+async function open(io: CommandIo) {
+  const config = readEngineConfig(io.env);
+  const { openEngineDatabase } = await import('../service.ts');
+  const database = await openEngineDatabase(config);
+  const cache = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
+  const principals = await createPrincipalCache(database.db, cache.cache);
+  return {
+    db: database.db,
+    principals,
+    close: async () => {
+      await cache.close();
+      await database.close();
+    },
+  };
+}
+
+function print(io: CommandIo, json: boolean, value: unknown, text: string): void {
+  io.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
+}
+
+/** `keel engine …`: bootstrap credentials and manage merchants, stores and keys from the command line. */
+export const engineCommand: CliCommand = {
+  name: 'engine',
+  usage: USAGE,
+  async run(args, io) {
+    const [area, action, ...rest] = args;
+    const parse = (argv: string[]) =>
+      parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: {
+          json: { type: 'boolean', default: false },
+          name: { type: 'string' },
+          parent: { type: 'string' },
+          merchant: { type: 'string' },
+          scope: { type: 'string' },
+          store: { type: 'string', multiple: true },
+          expires: { type: 'string' },
+        },
+      });
+    if (area === 'bootstrap') {
+      const { values } = parse([action, ...rest].filter((a): a is string => a !== undefined));
+      const result = await withServices(io, ({ db, principals }) => bootstrapMerchant(db, principals));
+      print(
+        io,
+        values.json ?? false,
+        result,
+        [
+          `merchant          ${result.merchantId}`,
+          `sub-merchant      ${result.subMerchantId}`,
+          `stores            ${result.storeIds.join(', ')}`,
+          `sub-merchant store ${result.subMerchantStoreId}`,
+          '',
+          'keys (shown once; store them now):',
+          ...Object.entries(result.keys).map(([scope, key]) => `  ${scope.padEnd(9)} ${key}`),
+        ].join('\n'),
+      );
+      return 0;
+    }
+    const { values, positionals } = parse(rest);
+    const json = values.json ?? false;
+    const need = (value: string | undefined, flag: string) => {
+      if (!value) throw new UsageError(`--${flag} is required\n\n${USAGE}`);
+      return value;
+    };
+    return withServices(io, async ({ db, principals }) => {
+      if (area === 'merchants' && action === 'create') {
+        const merchant = await createMerchant(db, {
+          name: need(values.name, 'name'),
+          ...(values.parent ? { parentId: values.parent } : {}),
+        });
+        print(io, json, merchant, merchant.id);
+        return 0;
+      }
+      if (area === 'merchants' && (action === 'activate' || action === 'deactivate')) {
+        await setMerchantActive(db, principals, need(positionals[0], 'merchant id'), action === 'activate');
+        print(io, json, { ok: true }, `${action}d`);
+        return 0;
+      }
+      if (area === 'stores' && action === 'create') {
+        const store = await createStore(db, principals, {
+          merchantId: need(values.merchant, 'merchant'),
+          name: need(values.name, 'name'),
+        });
+        print(io, json, store, store.id);
+        return 0;
+      }
+      if (area === 'keys') {
+        const merchantId = need(values.merchant, 'merchant');
+        if (action === 'create') {
+          const scope = need(values.scope, 'scope') as KeyScope;
+          if (!KEY_SCOPES.includes(scope)) throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')}`);
+          const issued = await issueKey(db, {
+            merchantId,
+            scope,
+            name: values.name ?? `${scope} key`,
+            storeIds: values.store ?? [],
+            expiresAt: values.expires ?? null,
+          });
+          print(
+            io,
+            json,
+            { key: issued.secret, record: issued.key },
+            `${issued.secret}\n(key ${issued.key.id}; shown once)`,
+          );
+          return 0;
+        }
+        if (action === 'list') {
+          const keys = [];
+          let cursor: string | undefined;
+          do {
+            const page = await getKeys(db, merchantId, 100, cursor);
+            keys.push(...page.data);
+            cursor = page.nextCursor ?? undefined;
+          } while (cursor);
+          print(
+            io,
+            json,
+            keys,
+            keys
+              .map((k) => `${k.id}  ${k.prefix}…  ${k.scope.padEnd(16)} ${k.status.padEnd(8)} ${k.name}`)
+              .join('\n') || '(no keys)',
+          );
+          return 0;
+        }
+        if (action === 'revoke') {
+          if (positionals.length === 0) throw new UsageError('name at least one key id');
+          const result = await bulkRevokeKeys(db, principals, merchantId, positionals);
+          print(io, json, result, `revoked ${result.revoked.length}, already revoked ${result.alreadyRevoked.length}`);
+          return 0;
+        }
+        if (action === 'delete') {
+          if (positionals.length === 0) throw new UsageError('name at least one key id');
+          const result = await bulkDeleteKeys(db, principals, merchantId, positionals);
+          print(io, json, result, `deleted ${result.deleted.length}`);
+          return 0;
+        }
+      }
+      throw new UsageError(`unknown engine command\n\n  ${USAGE}`);
+    });
+  },
+};

@@ -1,0 +1,62 @@
+import { ConfigReader, type CoreConfig, type Env, type HttpConfig, readCoreConfig, readHttpConfig } from '@keel/core';
+
+export interface EngineConfig {
+  core: CoreConfig;
+  http: HttpConfig;
+  webhooks: {
+    /** Receiver deadline per delivery attempt (the spec's 10 s, lower only for tests). */
+    timeoutMs: number;
+    /** Delay before each retry, in ms. */
+    retryScheduleMs: number[];
+    concurrency: number;
+    pollIntervalMs: number;
+    /** Whether this instance runs the delivery worker (API-only instances may turn it off). */
+    workerEnabled: boolean;
+    retentionDays: number;
+  };
+}
+
+/** Reads the engine's configuration (its own variables plus the shared ones); throws ConfigError naming every bad one. */
+export function readEngineConfig(env: Env): EngineConfig {
+  const reader = new ConfigReader(env);
+  const core = readCoreConfig(reader);
+  const http = readHttpConfig(reader);
+  const schedule = reader.list('ENGINE_WEBHOOK_RETRY_SCHEDULE', [
+    '10',
+    '30',
+    '120',
+    '600',
+    '1800',
+    '3600',
+    '7200',
+    '14400',
+    '28800',
+    '43200',
+  ]);
+  const retryScheduleMs: number[] = [];
+  for (const entry of schedule) {
+    const seconds = Number(entry);
+    if (!/^\d+(\.\d+)?$/.test(entry) || seconds <= 0 || seconds > 7 * 24 * 3600) {
+      reader.problem(
+        'ENGINE_WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of delays in seconds, each > 0 and ≤ 604800',
+      );
+      break;
+    }
+    retryScheduleMs.push(Math.round(seconds * 1000));
+  }
+  if (retryScheduleMs.length > 30) reader.problem('ENGINE_WEBHOOK_RETRY_SCHEDULE allows at most 30 retries');
+  const config: EngineConfig = {
+    core,
+    http,
+    webhooks: {
+      timeoutMs: reader.int('ENGINE_WEBHOOK_TIMEOUT_MS', 10_000, { min: 100, max: 10_000 }),
+      retryScheduleMs,
+      concurrency: reader.int('ENGINE_WEBHOOK_CONCURRENCY', 64, { min: 1, max: 1024 }),
+      pollIntervalMs: reader.int('ENGINE_WEBHOOK_POLL_MS', 1000, { min: 10, max: 60_000 }),
+      workerEnabled: reader.bool('ENGINE_WEBHOOK_WORKER', true),
+      retentionDays: reader.int('ENGINE_WEBHOOK_LOG_RETENTION_DAYS', 30, { min: 1, max: 3650 }),
+    },
+  };
+  reader.done();
+  return config;
+}

@@ -1,0 +1,7 @@
+import type { MigrationSet } from '@keel/core';
+import * as createCatalogTables from './2026_11_21_0001_create_catalog_tables.ts';
+
+/** The engine's migrations, in the order they run. The runtime (issue 6) appends its own after these. */
+export const engineMigrations: MigrationSet = {
+  '2026_11_21_0001_create_catalog_tables': createCatalogTables,
+};

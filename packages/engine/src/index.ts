@@ -1,0 +1,12 @@
+export {
+  buildEngineApps,
+  ENGINE_VERSION,
+  type EngineApps,
+  type EngineAppsOptions,
+  prepareEngineDatabase,
+} from './app.ts';
+export { type BootstrapResult, bootstrapMerchant } from './cli/bootstrap.ts';
+export { type EngineConfig, readEngineConfig } from './config.ts';
+export type { EngineContext } from './context.ts';
+export type { EngineDb } from './db/schema.ts';
+export { engineService } from './service.ts';

@@ -1,0 +1,297 @@
+import { generateKey, sha256Hex, toIsoString } from '@keel/core';
+import type { Kysely } from 'kysely';
+import type { EngineDb } from '../db/schema.ts';
+import { EngineErrors } from '../errors.ts';
+import { newId } from '../ids.ts';
+import {
+  deleteRevokedKeys,
+  findKey,
+  findKeys,
+  findMerchant,
+  findStore,
+  insertKey,
+  insertMerchant,
+  insertStore,
+  type KeyRow,
+  listActiveChildren,
+  listKeys,
+  revokeKeys,
+  type StoreRow,
+  setMerchantStatus,
+} from './merchant-store.ts';
+import type { KeyScope, PrincipalCache } from './principal.ts';
+
+export interface MerchantView {
+  id: string;
+  name: string;
+  parentId: string | null;
+  status: string;
+  createdAt: string;
+}
+
+export interface StoreView {
+  id: string;
+  merchantId: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface KeyView {
+  id: string;
+  merchantId: string;
+  name: string;
+  scope: KeyScope;
+  storeIds: string[];
+  /** The first characters of the key, to recognise it; the key is shown only once, at creation. */
+  prefix: string;
+  status: 'active' | 'expired' | 'revoked';
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export function toStoreView(row: StoreRow): StoreView {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    name: row.name,
+    createdAt: toIsoString(row.created_at),
+    updatedAt: toIsoString(row.updated_at),
+  };
+}
+
+export function toKeyView(row: KeyRow, now = Date.now()): KeyView {
+  const expiresAt = row.expires_at === null ? null : toIsoString(row.expires_at);
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    name: row.name,
+    scope: row.scope as KeyScope,
+    storeIds: JSON.parse(row.store_ids) as string[],
+    prefix: row.key_prefix,
+    status:
+      row.revoked_at !== null
+        ? 'revoked'
+        : expiresAt !== null && new Date(expiresAt).getTime() <= now
+          ? 'expired'
+          : 'active',
+    createdAt: toIsoString(row.created_at),
+    expiresAt,
+    revokedAt: row.revoked_at === null ? null : toIsoString(row.revoked_at),
+    lastUsedAt: row.last_used_at === null ? null : toIsoString(row.last_used_at),
+  };
+}
+
+/** Creates a merchant; with `parentId`, a direct sub-merchant of that (top-level) merchant. */
+export async function createMerchant(
+  db: Kysely<EngineDb>,
+  input: { name: string; parentId?: string },
+): Promise<MerchantView> {
+  const now = new Date().toISOString();
+  if (input.parentId !== undefined) {
+    const parent = await findMerchant(db, input.parentId);
+    if (!parent) throw EngineErrors.invalidField(`parent merchant ${input.parentId} does not exist`);
+    if (parent.parent_id !== null)
+      throw EngineErrors.invalidField('a sub-merchant cannot have sub-merchants (networks are one level deep)');
+  }
+  const id = newId();
+  await insertMerchant(db, {
+    id,
+    name: input.name,
+    parent_id: input.parentId ?? null,
+    status: 'active',
+    created_at: now,
+    updated_at: now,
+  });
+  return { id, name: input.name, parentId: input.parentId ?? null, status: 'active', createdAt: now };
+}
+
+/** Activates or deactivates a merchant; keys of an inactive merchant are refused with 401 from the next request on. */
+export async function setMerchantActive(
+  db: Kysely<EngineDb>,
+  principals: PrincipalCache,
+  merchantId: string,
+  active: boolean,
+): Promise<void> {
+  if (!(await setMerchantStatus(db, merchantId, active ? 'active' : 'inactive', new Date().toISOString()))) {
+    throw EngineErrors.invalidField(`merchant ${merchantId} does not exist`);
+  }
+  await principals.invalidate();
+}
+
+export async function createStore(
+  db: Kysely<EngineDb>,
+  principals: PrincipalCache,
+  input: { merchantId: string; name: string },
+): Promise<StoreView> {
+  if (!(await findMerchant(db, input.merchantId)))
+    throw EngineErrors.invalidField(`merchant ${input.merchantId} does not exist`);
+  const now = new Date().toISOString();
+  const row: StoreRow = {
+    id: newId(),
+    merchant_id: input.merchantId,
+    name: input.name,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertStore(db, row);
+  await principals.invalidate();
+  return toStoreView(row);
+}
+
+export interface NewKeyInput {
+  merchantId: string;
+  name: string;
+  scope: KeyScope;
+  storeIds?: string[];
+  expiresAt?: string | null;
+}
+
+/** Issues a key: returns its record and the key itself, which is shown this once and stored only as a SHA-256. */
+export async function issueKey(db: Kysely<EngineDb>, input: NewKeyInput): Promise<{ key: KeyView; secret: string }> {
+  const storeIds = [...new Set((input.storeIds ?? []).map((id) => id.toLowerCase()))];
+  if (input.scope === 'store' && storeIds.length !== 1)
+    throw EngineErrors.invalidField('a store key names exactly one store in storeIds');
+  if (input.scope === 'custom' && (storeIds.length < 1 || storeIds.length > 100)) {
+    throw EngineErrors.invalidField('a custom key names 1 to 100 stores in storeIds');
+  }
+  if ((input.scope === 'merchant' || input.scope === 'merchant_network') && storeIds.length > 0) {
+    throw EngineErrors.invalidField(`a ${input.scope} key reaches its stores by scope; storeIds must be empty`);
+  }
+  if (storeIds.length > 0) {
+    const network = new Set([input.merchantId, ...(await listActiveChildren(db, input.merchantId)).map((m) => m.id)]);
+    for (const storeId of storeIds) {
+      const store = await findStore(db, storeId);
+      if (!store || !network.has(store.merchant_id)) throw EngineErrors.storeForbidden(storeId);
+    }
+  }
+  let expiresAt: string | null = null;
+  if (input.expiresAt) {
+    const parsed = new Date(input.expiresAt);
+    if (Number.isNaN(parsed.getTime())) throw EngineErrors.invalidField('expiresAt must be an ISO 8601 timestamp');
+    expiresAt = parsed.toISOString();
+  }
+  const secret = generateKey('mk');
+  const row: KeyRow = {
+    id: newId(),
+    merchant_id: input.merchantId,
+    name: input.name,
+    scope: input.scope,
+    store_ids: JSON.stringify(storeIds),
+    key_prefix: secret.slice(0, 11),
+    key_hash: sha256Hex(secret),
+    created_at: new Date().toISOString(),
+    expires_at: expiresAt,
+    revoked_at: null,
+    last_used_at: null,
+  };
+  await insertKey(db, row);
+  return { key: toKeyView(row), secret };
+}
+
+export async function getKeys(
+  db: Kysely<EngineDb>,
+  merchantId: string,
+  limit: number,
+  cursor?: string,
+): Promise<{ data: KeyView[]; nextCursor: string | null }> {
+  const after = cursor ? decodeKeyCursor(cursor) : undefined;
+  const rows = await listKeys(db, merchantId, limit + 1, after);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    data: page.map((row) => toKeyView(row)),
+    nextCursor:
+      rows.length > limit && last
+        ? Buffer.from(JSON.stringify([toIsoString(last.created_at), last.id])).toString('base64url')
+        : null,
+  };
+}
+
+function decodeKeyCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    if (typeof createdAt !== 'string' || typeof id !== 'string') throw new Error('shape');
+    return { createdAt, id };
+  } catch {
+    throw EngineErrors.invalidField('cursor is not a cursor this API returned');
+  }
+}
+
+export async function getKey(db: Kysely<EngineDb>, merchantId: string, keyId: string): Promise<KeyView> {
+  const row = await findKey(db, merchantId, keyId);
+  if (!row) throw EngineErrors.keyNotFound(keyId);
+  return toKeyView(row);
+}
+
+/** Revokes one key (idempotent: revoking a revoked key changes nothing). */
+export async function revokeKey(
+  db: Kysely<EngineDb>,
+  principals: PrincipalCache,
+  merchantId: string,
+  keyId: string,
+): Promise<KeyView> {
+  const row = await findKey(db, merchantId, keyId);
+  if (!row) throw EngineErrors.keyNotFound(keyId);
+  await revokeKeys(db, merchantId, [keyId], new Date().toISOString());
+  await principals.invalidate();
+  return toKeyView((await findKey(db, merchantId, keyId))!);
+}
+
+/** Deletes a key; only a revoked one (an active or merely expired key is a 409). */
+export async function deleteKey(
+  db: Kysely<EngineDb>,
+  principals: PrincipalCache,
+  merchantId: string,
+  keyId: string,
+): Promise<void> {
+  const row = await findKey(db, merchantId, keyId);
+  if (!row) throw EngineErrors.keyNotFound(keyId);
+  if (row.revoked_at === null)
+    throw EngineErrors.keyNotRevoked(`Key ${keyId} must be revoked before it can be deleted`);
+  await deleteRevokedKeys(db, merchantId, [keyId]);
+  await principals.invalidate();
+}
+
+/** Revokes every listed key that is not revoked yet; already revoked ones are left as they are. */
+export async function bulkRevokeKeys(
+  db: Kysely<EngineDb>,
+  principals: PrincipalCache,
+  merchantId: string,
+  ids: string[],
+): Promise<{ revoked: string[]; alreadyRevoked: string[] }> {
+  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+  return db.transaction().execute(async (trx) => {
+    const rows = await findKeys(trx, merchantId, unique);
+    const missing = unique.filter((id) => !rows.some((row) => row.id === id));
+    if (missing.length > 0) throw EngineErrors.keyNotFound(missing.join(', '));
+    const toRevoke = rows.filter((row) => row.revoked_at === null).map((row) => row.id);
+    await revokeKeys(trx, merchantId, toRevoke, new Date().toISOString());
+    await principals.invalidate();
+    return { revoked: toRevoke, alreadyRevoked: rows.filter((row) => row.revoked_at !== null).map((row) => row.id) };
+  });
+}
+
+/** Deletes the listed keys only when every one of them is revoked; otherwise nothing is deleted (409 naming the others). */
+export async function bulkDeleteKeys(
+  db: Kysely<EngineDb>,
+  principals: PrincipalCache,
+  merchantId: string,
+  ids: string[],
+): Promise<{ deleted: string[] }> {
+  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+  return db.transaction().execute(async (trx) => {
+    const rows = await findKeys(trx, merchantId, unique);
+    const missing = unique.filter((id) => !rows.some((row) => row.id === id));
+    if (missing.length > 0) throw EngineErrors.keyNotFound(missing.join(', '));
+    const active = rows.filter((row) => row.revoked_at === null).map((row) => row.id);
+    if (active.length > 0) {
+      throw EngineErrors.keyNotRevoked(`Bulk delete accepts only revoked keys; not revoked: ${active.join(', ')}`);
+    }
+    await deleteRevokedKeys(trx, merchantId, unique);
+    await principals.invalidate();
+    return { deleted: unique };
+  });
+}

@@ -1,0 +1,123 @@
+import {
+  type CoreConfig,
+  createOutboxWorker,
+  defaultDatabaseUrl,
+  type Env,
+  loadSecretKey,
+  type OutboxWorker,
+  openCache,
+  openDatabase,
+  type RunningService,
+  type ServiceDefinition,
+} from '@keel/core';
+import { buildEngineApps, prepareEngineDatabase } from './app.ts';
+import { engineCommand } from './cli/engine-command.ts';
+import { importCommand } from './cli/import-command.ts';
+import { type EngineConfig, readEngineConfig } from './config.ts';
+import type { EngineDb } from './db/schema.ts';
+
+export function engineDatabaseUrl(core: CoreConfig): string {
+  return core.databaseUrl ?? defaultDatabaseUrl(core.dataDir, 'engine');
+}
+
+/** Opens the engine's database (schema `engine` on PostgreSQL) and applies pending migrations. */
+export async function openEngineDatabase(config: EngineConfig) {
+  const database = await openDatabase<EngineDb>({ url: engineDatabaseUrl(config.core), schema: 'engine' });
+  try {
+    await prepareEngineDatabase(database.db);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return database;
+}
+
+function urlOf(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Starts the engine: one database and cache, the delivery worker, and three listeners (REST, MCP, webhook ingress). */
+async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningService> {
+  const config = readEngineConfig(env);
+  const database = await openEngineDatabase(config);
+  const opened = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
+  let worker: OutboxWorker | undefined;
+  const apps: { close(): Promise<void> }[] = [];
+  try {
+    const { keyHex, generated } = loadSecretKey({ secretKey: config.core.secretKey, dataDir: config.core.dataDir });
+    const engine = await buildEngineApps({
+      config,
+      db: database.db,
+      cache: opened.cache,
+      redis: opened.redis,
+      secretKeyHex: keyHex,
+    });
+    apps.push(engine);
+    if (generated)
+      engine.rest.log.warn(
+        'KEEL_SECRET_KEY is not set: generated one into KEEL_DATA_DIR/secret.key (share it between instances)',
+      );
+    if (config.webhooks.workerEnabled) {
+      worker = createOutboxWorker({
+        db: database.db,
+        allowPrivate: config.core.allowPrivateUrls,
+        timeoutMs: config.webhooks.timeoutMs,
+        retryScheduleMs: config.webhooks.retryScheduleMs,
+        concurrency: config.webhooks.concurrency,
+        pollIntervalMs: config.webhooks.pollIntervalMs,
+        retentionMs: config.webhooks.retentionDays * 24 * 3600 * 1000,
+        resolveTarget: (message) => engine.ctx.destinations.resolve(message.target),
+        logger: engine.rest.log,
+      });
+      const running = worker;
+      engine.ctx.notifyOutbox = () => running.notify();
+      worker.start();
+    }
+    const host = config.core.host;
+    const addresses = [];
+    for (const [label, app, port] of [
+      ['engine', engine.rest, config.core.ports.engine],
+      ['engine-mcp', engine.mcp, config.core.ports.engineMcp],
+      ['engine-webhooks', engine.webhook, config.core.ports.engineWebhook],
+    ] as const) {
+      await app.listen({ host, port });
+      const address = app.server.address();
+      addresses.push({ label, url: urlOf(host, typeof address === 'object' && address ? address.port : port) });
+    }
+    return {
+      name: 'engine',
+      addresses,
+      close: async () => {
+        await engine.close();
+        await worker?.stop();
+        await opened.close();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await Promise.allSettled(apps.map((app) => app.close()));
+    await worker?.stop();
+    await opened.close();
+    await database.close();
+    throw error;
+  }
+}
+
+async function migrate({ env }: { env: Env; core: CoreConfig }): Promise<string[]> {
+  const config = readEngineConfig(env);
+  const database = await openDatabase<EngineDb>({ url: engineDatabaseUrl(config.core), schema: 'engine' });
+  try {
+    return await prepareEngineDatabase(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+export const engineService: ServiceDefinition = {
+  name: 'engine',
+  description:
+    'Merchant catalog (products, carts, checkouts, orders), catalog webhooks in and out, procurement, public MCP tools',
+  start,
+  migrate,
+  commands: [engineCommand, importCommand],
+};

@@ -1,0 +1,47 @@
+import { type Cache, type DeliveryTarget, type SecretBox, toBoolean } from '@keel/core';
+import type { Kysely } from 'kysely';
+import type { EngineDb } from '../db/schema.ts';
+
+const CHANNEL = 'webhook-destinations-changed';
+const TTL_MS = 5000;
+
+/** Delivery targets by destination id for the worker (decrypted secrets held in memory briefly, invalidated on change). */
+export interface DestinationCache {
+  resolve(destinationId: string): Promise<DeliveryTarget | undefined>;
+  invalidate(): Promise<void>;
+}
+
+export async function createDestinationCache(
+  db: Kysely<EngineDb>,
+  cache: Cache,
+  secrets: SecretBox,
+): Promise<DestinationCache> {
+  const entries = new Map<string, { target: DeliveryTarget | undefined; expiresAt: number }>();
+  await cache.subscribe(CHANNEL, () => entries.clear());
+  return {
+    async resolve(destinationId) {
+      const hit = entries.get(destinationId);
+      if (hit && hit.expiresAt > Date.now()) return hit.target;
+      const row = await db
+        .selectFrom('webhook_destination')
+        .selectAll()
+        .where('id', '=', destinationId)
+        .executeTakeFirst();
+      const target: DeliveryTarget | undefined =
+        row && toBoolean(row.active)
+          ? {
+              url: row.url,
+              headers: row.secret_sealed ? { 'x-webhook-secret': secrets.decrypt(row.secret_sealed) } : {},
+              signingSecret: secrets.decrypt(row.signing_secret_sealed),
+            }
+          : undefined;
+      if (entries.size > 10_000) entries.clear();
+      entries.set(destinationId, { target, expiresAt: Date.now() + TTL_MS });
+      return target;
+    },
+    async invalidate() {
+      entries.clear();
+      await cache.publish(CHANNEL, String(Date.now()));
+    },
+  };
+}
