@@ -9,7 +9,9 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '15' }, connections: { type: 'string', default: '50' } } });
+const { values } = parseArgs({
+  options: { duration: { type: 'string', default: '15' }, connections: { type: 'string', default: '50' } },
+});
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const ROOT = path.join(import.meta.dirname, '..');
@@ -17,7 +19,11 @@ const CORPUS = path.join(ROOT, '..', 'shared', 'bench', 'pii', 'data', 'dev.json
 
 /** Texts of about 1 KB: corpus records joined until each reaches 1,024 bytes. */
 function kilobyteTexts(count: number): string[] {
-  const records = fs.readFileSync(CORPUS, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).text as string);
+  const records = fs
+    .readFileSync(CORPUS, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).text as string);
   const texts: string[] = [];
   let current = '';
   for (let i = 0; texts.length < count; i = (i + 1) % records.length) {
@@ -66,7 +72,12 @@ async function startGuard(): Promise<{ url: string; stop: () => Promise<void> }>
 const guard = await startGuard();
 try {
   const headers = { 'content-type': 'application/json', authorization: 'Bearer bench' };
-  const requests = kilobyteTexts(500).map((text) => ({ method: 'POST' as const, path: '/detect', headers, body: JSON.stringify({ text }) }));
+  const requests = kilobyteTexts(500).map((text) => ({
+    method: 'POST' as const,
+    path: '/detect',
+    headers,
+    body: JSON.stringify({ text }),
+  }));
   // Warm up the JIT and the connection pool before measuring.
   await autocannon({ url: guard.url, connections, duration: 3, requests });
   const result = await autocannon({ url: guard.url, connections, duration, requests });

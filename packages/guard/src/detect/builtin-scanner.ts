@@ -87,7 +87,8 @@ function mayBeKey(t: string, i: number, j: number): boolean {
   const p = i > 0 ? t.charCodeAt(i - 1) : 0;
   if (p === 45 || p === 60 || p === 58) return true;
   let k = j + 1;
-  while (k < j + 4 && ((c = t.charCodeAt(k)) === 32 || c === 9)) k++;
+  c = t.charCodeAt(k);
+  while (k < j + 4 && (c === 32 || c === 9)) c = t.charCodeAt(++k);
   return c === 61 || c === 58 || c === 34 || c === 39;
 }
 

@@ -21,8 +21,8 @@ export function luhnValid(digits: string): boolean {
 export function cardSchemeFits(digits: string): boolean {
   const n = digits.length;
   const d1 = digits.charCodeAt(0) - 48;
-  const d2 = Number(digits.slice(0, 2));
-  const d4 = Number(digits.slice(0, 4));
+  const d2 = d1 * 10 + digits.charCodeAt(1) - 48;
+  const d4 = d2 * 100 + (digits.charCodeAt(2) - 48) * 10 + digits.charCodeAt(3) - 48;
   switch (d1) {
     case 4:
       return n === 13 || n === 16 || n === 19;

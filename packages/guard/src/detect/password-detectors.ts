@@ -227,7 +227,9 @@ function readValue(t: string, k: number): boolean {
     c = t.charCodeAt(j);
     // Unquoted values end at whitespace and at the delimiters of the formats they sit in (JSON, query strings,
     // connection strings, XML, markdown).
-    if (c <= 32 || c === 44 || c === 59 || c === 38 || c === 34 || c === 39 || c === 96 || c === 60) break;
+    if (c <= 32 || c === 44 || c === 59 || c === 34 || c === 39 || c === 96 || c === 60) break;
+    // `&` ends a value only where a query string goes on (`&next=`); inside a password it is a character.
+    if (c === 38 && /^&[A-Za-z_][\w.-]*=/.test(t.slice(j, j + 40))) break;
     if (c === 41 || c === 93 || c === 125 || c === 62 || c === 124) break;
     j++;
   }

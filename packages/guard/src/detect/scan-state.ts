@@ -1,6 +1,7 @@
 // State shared by the built-in detectors during one pass over a text.
 import { builtinPattern } from './builtin-patterns.ts';
 import { type Evidence, localAiScoreOf, regexScoreOf } from './scoring.ts';
+import { type CsvHeader, parseCsvHeader } from './text-features.ts';
 import type { Candidate } from './types.ts';
 
 /** Which built-in detectors run, and the category each reports (a stored pattern may recategorize a built-in). */
@@ -68,10 +69,18 @@ export class ScanState {
   readonly out: Candidate[] = [];
   readonly sel: BuiltinSelection;
 
+  private header: CsvHeader | undefined;
+
   constructor(text: string, sel: BuiltinSelection) {
     this.text = text;
     this.n = text.length;
     this.sel = sel;
+  }
+
+  /** The text's first line parsed as a delimited header, computed on first use. */
+  csvHeader(): CsvHeader {
+    this.header ??= parseCsvHeader(this.text);
+    return this.header;
   }
 
   /** Records a candidate of a built-in type, scored from its evidence; a disabled type is silently skipped. */

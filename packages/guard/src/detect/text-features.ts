@@ -202,7 +202,10 @@ export function isPlaceholderValue(value: string): boolean {
   }
   if (v.length >= 4 && maskedShare(v) >= 0.6) return true;
   if (v.includes('...') || v.includes('…')) return true;
-  if (!MARKER_HINT.test(v)) return repeatedRun(v);
+  // Stand-ins put their marker words up front or at the end; long random bodies are only sampled there.
+  if (!(v.length > 96 ? MARKER_HINT.test(v.slice(0, 48)) || MARKER_HINT.test(v.slice(-48)) : MARKER_HINT.test(v))) {
+    return repeatedRun(v);
+  }
   const segments = letterSegments(v);
   let marked = false;
   let covered = 0;
@@ -269,8 +272,10 @@ function isContextWordCode(c: number): boolean {
 }
 
 function polarityOfWord(word: string, lex: Lexicon): number {
+  const direct = lex.get(word);
+  if (direct !== undefined) return direct;
   const w = word.toLowerCase();
-  const p = lex.get(w);
+  const p = w === word ? undefined : lex.get(w);
   if (p !== undefined) return p;
   if (!w.includes('_')) return 0;
   // snake_case keys: the last part that means something (customer_phone, FIRMWARE_BASELINE, order_id).
@@ -343,34 +348,56 @@ export function polarityOfLabel(label: string, lex: Lexicon): number {
   return polarityBefore(label, label.length, label.length, lex);
 }
 
-/**
- * The header cell (lower-cased) of the CSV/TSV column that contains `start`, when the text's first line is a
- * delimited header and `start` sits in a later line; undefined otherwise. Lets "ssn" or "phone" in a header be
- * context for a bare number three lines down.
- */
-export function csvHeaderFor(text: string, start: number): string | undefined {
-  const headerEnd = text.indexOf('\n');
-  if (headerEnd < 0 || start <= headerEnd) return undefined;
-  let lineStart = start;
-  while (lineStart > 0 && text.charCodeAt(lineStart - 1) !== 10) lineStart--;
-  let lineEnd = text.indexOf('\n', start);
-  if (lineEnd < 0) lineEnd = text.length;
-  const header = text.slice(0, headerEnd);
+/** The first line of a text split by each delimiter it contains (computed once per text, on first use). */
+export interface CsvHeader {
+  readonly end: number;
+  readonly columns: readonly { delimiter: number; cells: readonly string[] }[];
+}
+
+/** Parses the text's first line as a possible delimited header (`,` `;` tab `|`). */
+export function parseCsvHeader(text: string): CsvHeader {
+  const end = text.indexOf('\n');
+  if (end < 0) return { end: -1, columns: [] };
+  const header = text.slice(0, end);
+  const columns: { delimiter: number; cells: string[] }[] = [];
   for (const delim of [',', ';', '\t', '|']) {
     const cells = header.split(delim);
-    if (cells.length < 2) continue;
-    const row = text.slice(lineStart, lineEnd);
-    if (!row.includes(delim)) continue;
+    if (cells.length >= 2) {
+      columns.push({
+        delimiter: delim.charCodeAt(0),
+        cells: cells.map((c) => c.trim().replace(/^"|"$/g, '').toLowerCase()),
+      });
+    }
+  }
+  return { end, columns };
+}
+
+/**
+ * The header cell (lower-cased) of the CSV/TSV column that contains `start`, when the text's first line is a
+ * delimited header and `start` sits in a later row using the same delimiter; undefined otherwise. Lets "ssn" or
+ * "phone" in a header be context for a bare number three lines down.
+ */
+export function csvHeaderFor(text: string, header: CsvHeader, start: number): string | undefined {
+  if (header.columns.length === 0 || start <= header.end) return undefined;
+  let lineStart = start;
+  const limit = start > 4096 ? start - 4096 : 0;
+  while (lineStart > limit && text.charCodeAt(lineStart - 1) !== 10) lineStart--;
+  if (lineStart === limit && lineStart > 0) return undefined;
+  for (const { delimiter, cells } of header.columns) {
     let column = 0;
     let quoted = false;
-    const d = delim.charCodeAt(0);
     for (let i = lineStart; i < start; i++) {
       const c = text.charCodeAt(i);
       if (c === 34) quoted = !quoted;
-      else if (c === d && !quoted) column++;
+      else if (c === delimiter && !quoted) column++;
     }
-    if (column >= cells.length) return undefined;
-    return cells[column].trim().replace(/^"|"$/g, '').toLowerCase();
+    if (column === 0) {
+      // The match opens its row: the row must still use this delimiter somewhere after it.
+      let k = start;
+      while (k < text.length && k - start < 4096 && text.charCodeAt(k) !== 10 && text.charCodeAt(k) !== delimiter) k++;
+      if (text.charCodeAt(k) !== delimiter) continue;
+    }
+    return column < cells.length ? cells[column] : undefined;
   }
   return undefined;
 }

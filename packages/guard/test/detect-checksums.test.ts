@@ -1,0 +1,58 @@
+// Check digits and issuing rules.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { cardSchemeFits, checkIban, luhnValid, ssnValid } from '../src/detect/checksums.ts';
+import { isPlaceholderValue } from '../src/detect/text-features.ts';
+
+test('Luhn accepts valid card numbers and rejects a changed digit', () => {
+  for (const n of ['4111111111111111', '5500000000000004', '378282246310005', '6011111111111117'])
+    assert.ok(luhnValid(n), n);
+  for (const n of ['4111111111111112', '5500000000000005', '378282246310006']) assert.equal(luhnValid(n), false, n);
+});
+
+test('card schemes fix prefix and length', () => {
+  assert.ok(cardSchemeFits('4111111111111111'));
+  assert.ok(cardSchemeFits('378282246310005'));
+  assert.equal(cardSchemeFits('3782822463100050'), false); // Amex is 15 digits
+  assert.equal(cardSchemeFits('1234567812345670'), false); // no scheme starts with 1
+  assert.equal(cardSchemeFits('565334523554'), false); // 12-digit Maestro numbers are not accepted
+});
+
+test('SSN rules: area 001–899 except 666, group 01–99, serial 0001–9999', () => {
+  assert.ok(ssnValid(123, 45, 6789));
+  assert.ok(ssnValid(899, 1, 1));
+  assert.equal(ssnValid(0, 45, 6789), false);
+  assert.equal(ssnValid(666, 45, 6789), false);
+  assert.equal(ssnValid(900, 45, 6789), false);
+  assert.equal(ssnValid(123, 0, 6789), false);
+  assert.equal(ssnValid(123, 45, 0), false);
+});
+
+test('IBAN: country length, BBAN format and mod-97', () => {
+  assert.equal(checkIban('DE89370400440532013000'), 'valid');
+  assert.equal(checkIban('GB82WEST12345698765432'), 'valid');
+  assert.equal(checkIban('DE89370400440532013001'), 'checksum');
+  assert.equal(checkIban('DE8937040044053201300'), 'invalid'); // one digit short
+  assert.equal(checkIban('XX89370400440532013000'), 'invalid');
+});
+
+test('placeholders are told from real values', () => {
+  for (const v of [
+    '********',
+    'YOUR_API_KEY',
+    'your-api-key-here',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal ${VAR} placeholder under test
+    '${OPENAI_API_KEY}',
+    'xxxx-xxxx-xxxx',
+    '{{ secrets.API_TOKEN }}',
+    'REDACTED',
+    'changeme',
+    '<password>',
+    'sk_test_PLACEHOLDER'.slice(8),
+  ]) {
+    assert.ok(isPlaceholderValue(v), v);
+  }
+  for (const v of ['zen-sizzle-hidden-39', 'replacement58Replacement', 'Tr0ub4dor&3x', 'q7XkP2vR9mLw4ZtB8nYc']) {
+    assert.equal(isPlaceholderValue(v), false, v);
+  }
+});
