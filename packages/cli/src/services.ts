@@ -1,9 +1,10 @@
 import type { CliCommand, ServiceDefinition } from '@keel/core';
+import { geoService } from '@keel/geo';
 import { engineService } from '@keel/engine';
 import { guardService } from '@keel/guard';
 
 /** Every service `keel start` and `keel migrate` know, in start order. */
-export const SERVICES: readonly ServiceDefinition[] = [guardService, engineService];
+export const SERVICES: readonly ServiceDefinition[] = [guardService, engineService, geoService];
 
 /** The services named on the command line (all when none), or an error naming the unknown one. */
 export function selectServices(names: readonly string[]): ServiceDefinition[] {

@@ -9,6 +9,7 @@ import type { GeoContext } from './context.ts';
 import { registerDatasetRoutes } from './datasets/dataset-routes.ts';
 import { geoMigrations } from './db/migrations/index.ts';
 import type { GeoDb } from './db/schema.ts';
+import { registerEventRoutes } from './events/event-routes.ts';
 import { registerGraphRoutes } from './graph/graph-routes.ts';
 import { registerKeyRoutes } from './keys/key-routes.ts';
 
@@ -97,6 +98,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
   registerDatasetRoutes(app, ctx);
   registerActionRoutes(app, ctx);
   registerGraphRoutes(app, ctx);
+  registerEventRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
   return { app, ctx };
 }

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { openDatabase } from '@keel/core';
+import type { GeoDb } from '../src/db/schema.ts';
+import { testDatabaseTargets } from './helper.ts';
+
+const KEEL = path.join(import.meta.dirname, '..', '..', 'cli', 'src', 'keel.ts');
+
+for (const target of testDatabaseTargets()) {
+  test(`a batch answered 202 is in the store after the process is killed right after (${target.dialect})`, async (t) => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-geo-kill-'));
+    t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      KEEL_DATA_DIR: dataDir,
+      GEO_PORT: '0',
+      LOG_LEVEL: 'warn',
+      GEO_WORKER_ENABLED: 'false',
+    };
+    delete env.DATABASE_URL;
+    if (target.dialect === 'postgres') env.DATABASE_URL = target.url;
+    const boot = JSON.parse(
+      execFileSync(process.execPath, [KEEL, 'geo', 'bootstrap', '--json'], { env, encoding: 'utf8' }),
+    );
+    const child = spawn(process.execPath, [KEEL, 'start', 'geo'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    t.after(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      let seen = '';
+      child.stdout.on('data', (chunk) => {
+        seen += chunk;
+        const match = seen.match(/geo listening on (\S+)/);
+        if (match) resolve(match[1]!);
+      });
+      child.on('exit', (code) => reject(new Error(`geo exited with ${code}`)));
+    });
+    const marker = `kill-${Date.now()}`;
+    const batches = 20;
+    const responses = await Promise.all(
+      Array.from({ length: batches }, (_, b) =>
+        fetch(`${url}/api/v2/geo/events`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-site-token': boot.siteToken },
+          body: JSON.stringify({
+            events: Array.from({ length: 100 }, (_, i) => ({ type: 'event', name: marker, url: `/b${b}/e${i}` })),
+          }),
+        }),
+      ),
+    );
+    // Killed the moment the last 202 arrived: no graceful shutdown, nothing flushed afterwards.
+    child.kill('SIGKILL');
+    for (const response of responses) assert.equal(response.status, 202);
+    await new Promise((resolve) => child.once('exit', resolve));
+
+    const database = await openDatabase<GeoDb>(
+      target.dialect === 'postgres' ? { url: target.url, schema: 'geo' } : { url: path.join(dataDir, 'geo.sqlite') },
+    );
+    try {
+      const row = await database.db
+        .selectFrom('tracking_event')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('workspace_id', '=', boot.workspaceId)
+        .where('name', '=', marker)
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(row.n), batches * 100, 'every accepted event survived the kill');
+    } finally {
+      await database.close();
+    }
+  });
+}
