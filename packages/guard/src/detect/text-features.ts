@@ -1,4 +1,4 @@
-import { isWordCode } from './chars.ts';
+import { hashStep, hashWord, isWordCode, WORD_TABLE } from './chars.ts';
 
 // Small text measurements shared by the detectors and the scorer: entropy, character classes, placeholders,
 // context words near a match.
@@ -256,40 +256,59 @@ export function isHexCode(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
 }
 
-/** Context words with their polarity: +1 confirms a type, -1 says the match is something else. */
-export type Lexicon = ReadonlyMap<string, number>;
+/** Context words with their polarity (+1 confirms a type, -1 says the match is something else), keyed by hashWord. */
+export type Lexicon = ReadonlyMap<number, number>;
 
 /** Builds a lexicon; a word in both lists counts as positive. */
 export function lexicon(positive: readonly string[], negative: readonly string[]): Lexicon {
-  const m = new Map<string, number>();
-  for (const w of negative) m.set(w, -1);
-  for (const w of positive) m.set(w, 1);
+  const m = new Map<number, number>();
+  for (const w of negative) m.set(hashWord(w), -1);
+  for (const w of positive) m.set(hashWord(w), 1);
   return m;
 }
 
 function isContextWordCode(c: number): boolean {
-  return isWordCode(c) || c === 35; // '#' so "ss#" stays one word
+  return WORD_TABLE[c] === 1 || c === 35; // '#' so "ss#" stays one word
 }
 
-function polarityOfWord(word: string, lex: Lexicon): number {
-  const direct = lex.get(word);
-  if (direct !== undefined) return direct;
-  const w = word.toLowerCase();
-  const p = w === word ? undefined : lex.get(w);
+function hashRange(text: string, s: number, e: number): number {
+  let h = 0;
+  for (let k = s; k < e; k++) h = hashStep(h, text.charCodeAt(k));
+  return h;
+}
+
+/** Polarity of the word text[s, e): looked up whole (case-insensitively), then by its snake_case parts from the last. */
+function polarityOfRange(text: string, s: number, e: number, lex: Lexicon): number {
+  let h = 0;
+  let snake = false;
+  for (let k = s; k < e; k++) {
+    const c = text.charCodeAt(k);
+    if (c === 95) snake = true;
+    h = hashStep(h, c);
+  }
+  const p = lex.get(h);
   if (p !== undefined) return p;
-  if (!w.includes('_')) return 0;
-  // snake_case keys: the last part that means something (customer_phone, FIRMWARE_BASELINE, order_id).
-  const parts = w.split('_');
-  for (let k = parts.length - 1; k >= 0; k--) {
-    const q = lex.get(parts[k]);
-    if (q !== undefined) return q;
+  if (!snake) return 0;
+  // customer_phone, FIRMWARE_BASELINE, order_id: the last part that means something.
+  let partEnd = e;
+  for (let k = e - 1; k >= s - 1; k--) {
+    if (k >= s && text.charCodeAt(k) !== 95) continue;
+    if (partEnd > k + 1) {
+      const q = lex.get(hashRange(text, k + 1, partEnd));
+      if (q !== undefined) return q;
+    }
+    partEnd = k;
   }
   return 0;
 }
 
+const NUMBER_WORDS = new Set(['number', 'nummer', 'numero', 'número', 'numéro', 'no', 'nr', 'num'].map(hashWord));
+
 /**
  * Polarity of the lexicon word nearest to `start` among the words in the `width` characters before it on the
- * same line (`client_ip` is looked up whole, then by its last part); 0 when none is in the lexicon.
+ * same line (`client_ip` is looked up whole, then by its parts); 0 when none is in the lexicon. A bare "number"
+ * takes the polarity of a negative word right before it ("customer number", "numéro de suivi" reads the nearer
+ * "suivi" first anyway).
  */
 export function polarityBefore(text: string, start: number, width: number, lex: Lexicon): number {
   const limit = start > width ? start - width : 0;
@@ -303,10 +322,8 @@ export function polarityBefore(text: string, start: number, width: number, lex: 
     }
     const we = j;
     while (j > limit && isContextWordCode(text.charCodeAt(j - 1))) j--;
-    const word = text.slice(j, we);
-    const p = polarityOfWord(word, lex);
-    if (p > 0 && NUMBER_WORDS.has(word.toLowerCase())) {
-      // "customer number", "order no.", "numéro de suivi": the word before a bare "number" decides.
+    const p = polarityOfRange(text, j, we, lex);
+    if (p > 0 && NUMBER_WORDS.has(hashRange(text, j, we))) {
       return previousWordPolarity(text, j, limit, lex) < 0 ? -1 : p;
     }
     if (p !== 0) return p;
@@ -314,14 +331,12 @@ export function polarityBefore(text: string, start: number, width: number, lex: 
   return 0;
 }
 
-const NUMBER_WORDS = new Set(['number', 'nummer', 'numero', 'número', 'numéro', 'no', 'nr', 'num']);
-
 function previousWordPolarity(text: string, j: number, limit: number, lex: Lexicon): number {
   let k = j;
   while (k > limit && !isContextWordCode(text.charCodeAt(k - 1)) && text.charCodeAt(k - 1) !== 10) k--;
   const we = k;
   while (k > limit && isContextWordCode(text.charCodeAt(k - 1))) k--;
-  return we > k ? polarityOfWord(text.slice(k, we), lex) : 0;
+  return we > k ? polarityOfRange(text, k, we, lex) : 0;
 }
 
 /** Polarity of the first lexicon word among the words in the `width` characters after `end` on the same line. */
@@ -337,7 +352,7 @@ export function polarityAfter(text: string, end: number, width: number, lex: Lex
     }
     const ws = j;
     while (j < limit && isContextWordCode(text.charCodeAt(j))) j++;
-    const p = polarityOfWord(text.slice(ws, j), lex);
+    const p = polarityOfRange(text, ws, j, lex);
     if (p !== 0) return p;
   }
   return 0;
@@ -348,28 +363,40 @@ export function polarityOfLabel(label: string, lex: Lexicon): number {
   return polarityBefore(label, label.length, label.length, lex);
 }
 
-/** The first line of a text split by each delimiter it contains (computed once per text, on first use). */
+/** Where a text's first line ends and which delimiters it contains (computed once per text, on first use). */
 export interface CsvHeader {
   readonly end: number;
-  readonly columns: readonly { delimiter: number; cells: readonly string[] }[];
+  readonly delimiters: readonly number[];
 }
 
-/** Parses the text's first line as a possible delimited header (`,` `;` tab `|`). */
+const DELIMITERS = [44, 59, 9, 124]; // , ; tab |
+
+/** Finds the text's first line and the delimiters (`,` `;` tab `|`) it uses; cells are cut only when asked for. */
 export function parseCsvHeader(text: string): CsvHeader {
   const end = text.indexOf('\n');
-  if (end < 0) return { end: -1, columns: [] };
-  const header = text.slice(0, end);
-  const columns: { delimiter: number; cells: string[] }[] = [];
-  for (const delim of [',', ';', '\t', '|']) {
-    const cells = header.split(delim);
-    if (cells.length >= 2) {
-      columns.push({
-        delimiter: delim.charCodeAt(0),
-        cells: cells.map((c) => c.trim().replace(/^"|"$/g, '').toLowerCase()),
-      });
+  if (end < 0) return { end: -1, delimiters: [] };
+  const delimiters: number[] = [];
+  for (const d of DELIMITERS) {
+    for (let i = 0; i < end; i++) {
+      if (text.charCodeAt(i) === d) {
+        delimiters.push(d);
+        break;
+      }
     }
   }
-  return { end, columns };
+  return { end, delimiters };
+}
+
+function headerCell(text: string, header: CsvHeader, delimiter: number, column: number): string | undefined {
+  let from = 0;
+  for (let c = 0; c < column; c++) {
+    const at = text.indexOf(String.fromCharCode(delimiter), from);
+    if (at < 0 || at >= header.end) return undefined;
+    from = at + 1;
+  }
+  let to = text.indexOf(String.fromCharCode(delimiter), from);
+  if (to < 0 || to > header.end) to = header.end;
+  return text.slice(from, to).trim().replace(/^"|"$/g, '');
 }
 
 /**
@@ -378,12 +405,12 @@ export function parseCsvHeader(text: string): CsvHeader {
  * "phone" in a header be context for a bare number three lines down.
  */
 export function csvHeaderFor(text: string, header: CsvHeader, start: number): string | undefined {
-  if (header.columns.length === 0 || start <= header.end) return undefined;
+  if (header.delimiters.length === 0 || start <= header.end) return undefined;
   let lineStart = start;
   const limit = start > 4096 ? start - 4096 : 0;
   while (lineStart > limit && text.charCodeAt(lineStart - 1) !== 10) lineStart--;
   if (lineStart === limit && lineStart > 0) return undefined;
-  for (const { delimiter, cells } of header.columns) {
+  for (const delimiter of header.delimiters) {
     let column = 0;
     let quoted = false;
     for (let i = lineStart; i < start; i++) {
@@ -397,7 +424,7 @@ export function csvHeaderFor(text: string, header: CsvHeader, start: number): st
       while (k < text.length && k - start < 4096 && text.charCodeAt(k) !== 10 && text.charCodeAt(k) !== delimiter) k++;
       if (text.charCodeAt(k) !== delimiter) continue;
     }
-    return column < cells.length ? cells[column] : undefined;
+    return headerCell(text, header, delimiter, column);
   }
   return undefined;
 }
