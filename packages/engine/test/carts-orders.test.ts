@@ -4,7 +4,9 @@ import { describe, test } from 'node:test';
 import { buildEngine, type EngineUnderTest, product, testDatabaseTargets } from './helper.ts';
 
 async function seed(engine: EngineUnderTest, overrides: Record<string, unknown> = {}) {
-  const response = await engine.call('POST', '/api/v1/catalog/products', { body: product(engine.boot.storeIds[0]!, { price: '10.00', inventoryQuantity: 100, ...overrides }) });
+  const response = await engine.call('POST', '/api/v1/catalog/products', {
+    body: product(engine.boot.storeIds[0]!, { price: '10.00', inventoryQuantity: 100, ...overrides }),
+  });
   assert.equal(response.status, 201, JSON.stringify(response.body));
   return response.body as { id: string; catalogId: string };
 }
@@ -17,7 +19,15 @@ for (const target of testDatabaseTargets()) {
       const engine = await buildEngine(t, target);
       const a = await seed(engine, { price: '0.10' });
       const b = await seed(engine, { price: '0.20' });
-      const created = await engine.call('POST', '/api/v1/catalog/carts', { body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: a.catalogId, quantity: 1 }, { catalogId: a.catalogId, quantity: 2 }] } });
+      const created = await engine.call('POST', '/api/v1/catalog/carts', {
+        body: {
+          storeId: engine.boot.storeIds[0],
+          items: [
+            { catalogId: a.catalogId, quantity: 1 },
+            { catalogId: a.catalogId, quantity: 2 },
+          ],
+        },
+      });
       assert.equal(created.status, 201);
       const cart = created.body;
       assert.match(cart.checkoutId, /^chk_/);
@@ -27,26 +37,72 @@ for (const target of testDatabaseTargets()) {
       assert.equal(cart.totalQuantity, 3);
       assert.equal(cart.totalAmount, '0.30');
       const headers = idem();
-      const add = await engine.call('POST', '/api/v1/catalog/carts/items', { headers, body: { cartId: cart.id, items: [{ catalogId: b.catalogId, quantity: 1 }] } });
+      const add = await engine.call('POST', '/api/v1/catalog/carts/items', {
+        headers,
+        body: { cartId: cart.id, items: [{ catalogId: b.catalogId, quantity: 1 }] },
+      });
       assert.equal(add.status, 200);
       assert.equal(add.body.totalAmount, '0.50');
-      const replay = await engine.call('POST', '/api/v1/catalog/carts/items', { headers, body: { cartId: cart.id, items: [{ catalogId: b.catalogId, quantity: 1 }] } });
+      const replay = await engine.call('POST', '/api/v1/catalog/carts/items', {
+        headers,
+        body: { cartId: cart.id, items: [{ catalogId: b.catalogId, quantity: 1 }] },
+      });
       assert.equal(replay.status, 200);
       assert.equal(replay.headers['idempotent-replayed'], 'true');
       assert.equal(replay.body.totalQuantity, 4, 'the replay did not add again');
-      const reused = await engine.call('POST', '/api/v1/catalog/carts/items', { headers, body: { cartId: cart.id, items: [{ catalogId: b.catalogId, quantity: 2 }] } });
+      const reused = await engine.call('POST', '/api/v1/catalog/carts/items', {
+        headers,
+        body: { cartId: cart.id, items: [{ catalogId: b.catalogId, quantity: 2 }] },
+      });
       assert.equal(reused.status, 409);
       assert.equal(reused.body.error.code, 'IDEMPOTENCY_KEY_REUSED');
-      assert.equal((await engine.call('POST', '/api/v1/catalog/carts/items', { body: { cartId: cart.id, items: [{ catalogId: b.catalogId, quantity: 1 }] } })).status, 400, 'Idempotency-Key is required');
-      const bundle = await engine.call('PATCH', '/api/v1/catalog/carts/items', { headers: idem(), body: { cartId: cart.id, items: [{ catalogId: a.catalogId, quantity: 5 }, { itemId: add.body.items[1].id, quantity: 2 }] } });
+      assert.equal(
+        (
+          await engine.call('POST', '/api/v1/catalog/carts/items', {
+            body: { cartId: cart.id, items: [{ catalogId: b.catalogId, quantity: 1 }] },
+          })
+        ).status,
+        400,
+        'Idempotency-Key is required',
+      );
+      const bundle = await engine.call('PATCH', '/api/v1/catalog/carts/items', {
+        headers: idem(),
+        body: {
+          cartId: cart.id,
+          items: [
+            { catalogId: a.catalogId, quantity: 5 },
+            { itemId: add.body.items[1].id, quantity: 2 },
+          ],
+        },
+      });
       assert.equal(bundle.body.totalQuantity, 7);
       // A bundle with one bad line changes nothing.
-      const bad = await engine.call('POST', '/api/v1/catalog/carts/items', { headers: idem(), body: { cartId: cart.id, items: [{ catalogId: b.catalogId, quantity: 1 }, { catalogId: '1234567890', quantity: 1 }] } });
+      const bad = await engine.call('POST', '/api/v1/catalog/carts/items', {
+        headers: idem(),
+        body: {
+          cartId: cart.id,
+          items: [
+            { catalogId: b.catalogId, quantity: 1 },
+            { catalogId: '1234567890', quantity: 1 },
+          ],
+        },
+      });
       assert.equal(bad.status, 404);
       assert.equal((await engine.call('GET', `/api/v1/catalog/carts/${cart.id}`)).body.totalQuantity, 7);
-      const removed = await engine.call('DELETE', '/api/v1/catalog/carts/items', { headers: idem(), body: { cartId: cart.id, items: [{ catalogId: b.catalogId }] } });
+      const removed = await engine.call('DELETE', '/api/v1/catalog/carts/items', {
+        headers: idem(),
+        body: { cartId: cart.id, items: [{ catalogId: b.catalogId }] },
+      });
       assert.equal(removed.body.totalQuantity, 5);
-      assert.equal((await engine.call('DELETE', '/api/v1/catalog/carts/items', { headers: idem(), body: { cartId: cart.id, items: [{ catalogId: b.catalogId }] } })).status, 404);
+      assert.equal(
+        (
+          await engine.call('DELETE', '/api/v1/catalog/carts/items', {
+            headers: idem(),
+            body: { cartId: cart.id, items: [{ catalogId: b.catalogId }] },
+          })
+        ).status,
+        404,
+      );
     });
 
     test('cart 409s: inactive product, out of stock, quantity over inventory, currency mismatch', async (t) => {
@@ -60,30 +116,54 @@ for (const target of testDatabaseTargets()) {
         [[{ catalogId: draft.catalogId, quantity: 1 }], 'CATALOG_PRODUCT_UNAVAILABLE'],
         [[{ catalogId: empty.catalogId, quantity: 1 }], 'CATALOG_OUT_OF_STOCK'],
         [[{ catalogId: few.catalogId, quantity: 3 }], 'CATALOG_INSUFFICIENT_INVENTORY'],
-        [[{ catalogId: few.catalogId, quantity: 1 }, { catalogId: euro.catalogId, quantity: 1 }], 'CATALOG_CURRENCY_MISMATCH'],
+        [
+          [
+            { catalogId: few.catalogId, quantity: 1 },
+            { catalogId: euro.catalogId, quantity: 1 },
+          ],
+          'CATALOG_CURRENCY_MISMATCH',
+        ],
       ] as const;
       for (const [items, code] of cases) {
         const response = await engine.call('POST', '/api/v1/catalog/carts', { body: { storeId: store, items } });
         assert.equal(response.status, 409, code);
         assert.equal(response.body.error.code, code);
       }
-      assert.deepEqual((await engine.call('GET', '/api/v1/catalog/carts')).body.data, [], 'failed creations left no cart');
+      assert.deepEqual(
+        (await engine.call('GET', '/api/v1/catalog/carts')).body.data,
+        [],
+        'failed creations left no cart',
+      );
     });
 
     test('clear only without a checkout id (409 otherwise); archive is permanent and hidden by default', async (t) => {
       const engine = await buildEngine(t, target);
       const p = await seed(engine);
-      const cart = (await engine.call('POST', '/api/v1/catalog/carts', { body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 1 }] } })).body;
+      const cart = (
+        await engine.call('POST', '/api/v1/catalog/carts', {
+          body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 1 }] },
+        })
+      ).body;
       const clear = await engine.call('POST', `/api/v1/catalog/carts/clear?cartId=${cart.id}`);
       assert.equal(clear.status, 409);
       assert.equal(clear.body.error.code, 'CATALOG_CART_HAS_CHECKOUT');
       const archived = await engine.call('POST', `/api/v1/catalog/carts/archive?cartId=${cart.id}`);
       assert.equal(archived.body.status, 'archived');
-      assert.equal((await engine.call('POST', `/api/v1/catalog/carts/archive?cartId=${cart.id}`)).body.status, 'archived');
-      const mutate = await engine.call('POST', '/api/v1/catalog/carts/items', { headers: idem(), body: { cartId: cart.id, items: [{ catalogId: p.catalogId, quantity: 1 }] } });
+      assert.equal(
+        (await engine.call('POST', `/api/v1/catalog/carts/archive?cartId=${cart.id}`)).body.status,
+        'archived',
+      );
+      const mutate = await engine.call('POST', '/api/v1/catalog/carts/items', {
+        headers: idem(),
+        body: { cartId: cart.id, items: [{ catalogId: p.catalogId, quantity: 1 }] },
+      });
       assert.equal(mutate.status, 409);
       assert.equal(mutate.body.error.code, 'CATALOG_CART_NOT_OPEN');
-      assert.equal((await engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: cart.checkoutId } })).status, 409, 'the checkout of an archived cart is cancelled');
+      assert.equal(
+        (await engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: cart.checkoutId } })).status,
+        409,
+        'the checkout of an archived cart is cancelled',
+      );
       assert.deepEqual((await engine.call('GET', '/api/v1/catalog/carts')).body.data, []);
       assert.equal((await engine.call('GET', '/api/v1/catalog/carts?includeArchived=true')).body.data.length, 1);
       assert.equal((await engine.call('GET', '/api/v1/catalog/carts?status=archived')).body.data.length, 1);
@@ -95,7 +175,11 @@ for (const target of testDatabaseTargets()) {
       const engine = await buildEngine(t, target);
       const p = await seed(engine, { inventoryQuantity: 5 });
       const makeCart = async (quantity = 2) =>
-        (await engine.call('POST', '/api/v1/catalog/carts', { body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity }] } })).body;
+        (
+          await engine.call('POST', '/api/v1/catalog/carts', {
+            body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity }] },
+          })
+        ).body;
       const cart = await makeCart();
       const order = await engine.call('POST', '/api/v1/catalog/orders', {
         body: {
@@ -119,31 +203,61 @@ for (const target of testDatabaseTargets()) {
         assert.equal((await engine.call('GET', `/api/v1/catalog/orders/${ref}`)).body.id, order.body.id, ref);
       }
       assert.equal((await engine.call('GET', '/api/v1/catalog/orders/ord_unknown')).status, 404);
-      const second = await engine.call('POST', '/api/v1/catalog/orders/complete', { body: { checkoutId: (await makeCart(1)).checkoutId, paymentDetails: { provider: 'adyen', reference: 'ref-9' } } });
+      const second = await engine.call('POST', '/api/v1/catalog/orders/complete', {
+        body: { checkoutId: (await makeCart(1)).checkoutId, paymentDetails: { provider: 'adyen', reference: 'ref-9' } },
+      });
       assert.match(second.body.payment.id, /^pay_/);
       assert.equal(second.body.payment.reference, 'ref-9');
-      const short = await engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: (await makeCart(2)).checkoutId } });
+      const short = await engine.call('POST', '/api/v1/catalog/orders', {
+        body: { checkoutId: (await makeCart(2)).checkoutId },
+      });
       assert.equal(short.status, 201);
       assert.equal((await engine.call('GET', `/api/v1/catalog/products/${p.id}`)).body.inventoryQuantity, 0);
       assert.equal((await engine.call('GET', `/api/v1/catalog/products/${p.id}`)).body.inStock, false);
-      const cancelled = await engine.call('PATCH', `/api/v1/catalog/orders/${order.body.orderId}`, { body: { status: 'cancelled' } });
+      const cancelled = await engine.call('PATCH', `/api/v1/catalog/orders/${order.body.orderId}`, {
+        body: { status: 'cancelled' },
+      });
       assert.equal(cancelled.body.status, 'cancelled');
       assert.ok(cancelled.body.cancelledAt);
       assert.equal((await engine.call('GET', `/api/v1/catalog/products/${p.id}`)).body.inventoryQuantity, 2);
-      assert.equal((await engine.call('PATCH', `/api/v1/catalog/orders/${order.body.id}`, { body: { status: 'completed' } })).status, 409);
+      assert.equal(
+        (await engine.call('PATCH', `/api/v1/catalog/orders/${order.body.id}`, { body: { status: 'completed' } }))
+          .status,
+        409,
+      );
       const listed = await engine.call('GET', '/api/v1/catalog/orders?status=completed');
       assert.equal(listed.body.data.length, 2);
-      assert.equal((await engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: 'chk_nope' } })).status, 404);
-      assert.equal((await engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: (await makeCart(1)).checkoutId, payment: { cvv: '123' } } })).status, 400);
+      assert.equal(
+        (await engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: 'chk_nope' } })).status,
+        404,
+      );
+      assert.equal(
+        (
+          await engine.call('POST', '/api/v1/catalog/orders', {
+            body: { checkoutId: (await makeCart(1)).checkoutId, payment: { cvv: '123' } },
+          })
+        ).status,
+        400,
+      );
     });
 
     test('an order with an Idempotency-Key replays its first answer instead of failing', async (t) => {
       const engine = await buildEngine(t, target);
       const p = await seed(engine);
-      const cart = (await engine.call('POST', '/api/v1/catalog/carts', { body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 1 }] } })).body;
+      const cart = (
+        await engine.call('POST', '/api/v1/catalog/carts', {
+          body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 1 }] },
+        })
+      ).body;
       const headers = idem();
-      const first = await engine.call('POST', '/api/v1/catalog/orders', { headers, body: { checkoutId: cart.checkoutId } });
-      const again = await engine.call('POST', '/api/v1/catalog/orders', { headers, body: { checkoutId: cart.checkoutId } });
+      const first = await engine.call('POST', '/api/v1/catalog/orders', {
+        headers,
+        body: { checkoutId: cart.checkoutId },
+      });
+      const again = await engine.call('POST', '/api/v1/catalog/orders', {
+        headers,
+        body: { checkoutId: cart.checkoutId },
+      });
       assert.equal(again.status, 201);
       assert.equal(again.body.id, first.body.id);
       assert.equal(again.headers['idempotent-replayed'], 'true');
@@ -155,14 +269,26 @@ for (const target of testDatabaseTargets()) {
       const p = await seed(engine, { inventoryQuantity: 200 });
       const carts = [];
       for (let i = 0; i < 200; i++) {
-        carts.push((await engine.call('POST', '/api/v1/catalog/carts', { body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 1 }] } })).body);
+        carts.push(
+          (
+            await engine.call('POST', '/api/v1/catalog/carts', {
+              body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 1 }] },
+            })
+          ).body,
+        );
       }
       await engine.call('PATCH', `/api/v1/catalog/products/${p.id}`, { body: { inventoryQuantity: 10 } });
-      const results = await Promise.all(carts.map((cart) => engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: cart.checkoutId } })));
+      const results = await Promise.all(
+        carts.map((cart) => engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: cart.checkoutId } })),
+      );
       const statuses = results.map((r) => r.status);
       assert.equal(statuses.filter((s) => s === 201).length, 10);
       assert.equal(statuses.filter((s) => s === 409).length, 190);
-      assert.ok(results.filter((r) => r.status === 409).every((r) => ['CATALOG_OUT_OF_STOCK', 'CATALOG_INSUFFICIENT_INVENTORY'].includes(r.body.error.code)));
+      assert.ok(
+        results
+          .filter((r) => r.status === 409)
+          .every((r) => ['CATALOG_OUT_OF_STOCK', 'CATALOG_INSUFFICIENT_INVENTORY'].includes(r.body.error.code)),
+      );
       const after = (await engine.call('GET', `/api/v1/catalog/products/${p.id}`)).body;
       assert.equal(after.inventoryQuantity, 0);
       const orders = await engine.db.selectFrom('sales_order').select('id').execute();
@@ -172,13 +298,21 @@ for (const target of testDatabaseTargets()) {
     test('duplicate lines in a checkout are aggregated before the stock check', async (t) => {
       const engine = await buildEngine(t, target);
       const p = await seed(engine, { inventoryQuantity: 3 });
-      const cart = (await engine.call('POST', '/api/v1/catalog/carts', { body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 2 }] } })).body;
+      const cart = (
+        await engine.call('POST', '/api/v1/catalog/carts', {
+          body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 2 }] },
+        })
+      ).body;
       // Stock drops below the cart's total after the cart was made: the order must fail whole.
       await engine.call('PATCH', `/api/v1/catalog/products/${p.id}`, { body: { inventoryQuantity: 1 } });
       const response = await engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: cart.checkoutId } });
       assert.equal(response.status, 409);
       assert.equal(response.body.error.code, 'CATALOG_INSUFFICIENT_INVENTORY');
-      assert.equal((await engine.db.selectFrom('sales_order').select('id').execute()).length, 0, 'nothing partial was written');
+      assert.equal(
+        (await engine.db.selectFrom('sales_order').select('id').execute()).length,
+        0,
+        'nothing partial was written',
+      );
       assert.equal((await engine.call('GET', `/api/v1/catalog/carts/${cart.id}`)).body.status, 'checkout_created');
     });
   });

@@ -7,7 +7,10 @@ for (const target of testDatabaseTargets()) {
     test('each scope reaches exactly its stores', async (t) => {
       const engine = await buildEngine(t, target);
       const { boot } = engine;
-      const stores = async (key: string) => ((await engine.call('GET', '/api/v1/catalog/stores', { key })).body.data as { id: string }[]).map((s) => s.id).sort();
+      const stores = async (key: string) =>
+        ((await engine.call('GET', '/api/v1/catalog/stores', { key })).body.data as { id: string }[])
+          .map((s) => s.id)
+          .sort();
       assert.deepEqual(await stores(boot.keys.merchant), [...boot.storeIds].sort());
       assert.deepEqual(await stores(boot.keys.store), [boot.storeIds[0]]);
       assert.deepEqual(await stores(boot.keys.network), [...boot.storeIds, boot.subMerchantStoreId].sort());
@@ -20,7 +23,12 @@ for (const target of testDatabaseTargets()) {
       for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }, { 'X-Catalog-API-Key': key }]) {
         assert.equal((await engine.call('GET', '/api/v1/catalog/stores', { key: null, headers })).status, 200);
       }
-      for (const headers of [{}, { authorization: 'Bearer mk_wrong' }, { authorization: 'Basic abc' }, { 'x-api-key': '' }]) {
+      for (const headers of [
+        {},
+        { authorization: 'Bearer mk_wrong' },
+        { authorization: 'Basic abc' },
+        { 'x-api-key': '' },
+      ]) {
         const response = await engine.call('GET', '/api/v1/catalog/products', { key: null, headers });
         assert.equal(response.status, 401);
         assert.equal(response.body.error.code, 'CATALOG_UNAUTHORIZED');
@@ -38,30 +46,79 @@ for (const target of testDatabaseTargets()) {
         const write = await engine.call('POST', '/api/v1/catalog/products', { key, body: product(boot.storeIds[1]!) });
         assert.equal(write.status, 403);
         assert.equal(write.body.error.code, 'CATALOG_STORE_FORBIDDEN');
-        assert.equal((await engine.call('GET', `/api/v1/catalog/products?storeId=${boot.storeIds[1]}`, { key })).status, 403);
+        assert.equal(
+          (await engine.call('GET', `/api/v1/catalog/products?storeId=${boot.storeIds[1]}`, { key })).status,
+          403,
+        );
         assert.equal((await engine.call('GET', `/api/v1/catalog/products/${other.body.id}`, { key })).status, 404);
         assert.equal((await engine.call('DELETE', `/api/v1/catalog/products/${other.body.id}`, { key })).status, 404);
-        assert.equal((await engine.call('POST', '/api/v1/catalog/carts', { key, body: { storeId: boot.storeIds[1], items: [{ catalogId: other.body.catalogId, quantity: 1 }] } })).status, 403);
+        assert.equal(
+          (
+            await engine.call('POST', '/api/v1/catalog/carts', {
+              key,
+              body: { storeId: boot.storeIds[1], items: [{ catalogId: other.body.catalogId, quantity: 1 }] },
+            })
+          ).status,
+          403,
+        );
       }
       // merchant keys do not reach the sub-merchant's store; network and custom keys do.
-      assert.equal((await engine.call('POST', '/api/v1/catalog/products', { body: product(boot.subMerchantStoreId) })).status, 403);
-      assert.equal((await engine.call('POST', '/api/v1/catalog/products', { key: boot.keys.network, body: product(boot.subMerchantStoreId) })).status, 201);
-      assert.equal((await engine.call('POST', '/api/v1/catalog/products', { key: boot.keys.custom, body: product(boot.subMerchantStoreId) })).status, 201);
-      assert.equal((await engine.call('POST', '/api/v1/catalog/products', { key: boot.keys.custom, body: product(boot.storeIds[0]!) })).status, 403);
+      assert.equal(
+        (await engine.call('POST', '/api/v1/catalog/products', { body: product(boot.subMerchantStoreId) })).status,
+        403,
+      );
+      assert.equal(
+        (
+          await engine.call('POST', '/api/v1/catalog/products', {
+            key: boot.keys.network,
+            body: product(boot.subMerchantStoreId),
+          })
+        ).status,
+        201,
+      );
+      assert.equal(
+        (
+          await engine.call('POST', '/api/v1/catalog/products', {
+            key: boot.keys.custom,
+            body: product(boot.subMerchantStoreId),
+          })
+        ).status,
+        201,
+      );
+      assert.equal(
+        (
+          await engine.call('POST', '/api/v1/catalog/products', {
+            key: boot.keys.custom,
+            body: product(boot.storeIds[0]!),
+          })
+        ).status,
+        403,
+      );
       // key management needs a merchant-wide key
-      for (const key of [boot.keys.store, boot.keys.custom]) assert.equal((await engine.call('GET', '/api/v1/catalog/keys', { key })).status, 403);
+      for (const key of [boot.keys.store, boot.keys.custom])
+        assert.equal((await engine.call('GET', '/api/v1/catalog/keys', { key })).status, 403);
     });
 
     test('another merchant sees nothing of this one', async (t) => {
       const engine = await buildEngine(t, target);
-      const created = await engine.call('POST', '/api/v1/catalog/products', { body: product(engine.boot.storeIds[0]!) });
+      const created = await engine.call('POST', '/api/v1/catalog/products', {
+        body: product(engine.boot.storeIds[0]!),
+      });
       const { bootstrapMerchant } = await import('../src/cli/bootstrap.ts');
       const stranger = await bootstrapMerchant(engine.db, engine.ctx.principals, 'stranger');
       const key = stranger.keys.merchant;
       assert.equal((await engine.call('GET', `/api/v1/catalog/products/${created.body.id}`, { key })).status, 404);
       assert.deepEqual((await engine.call('GET', '/api/v1/catalog/products', { key })).body.data, []);
-      assert.equal((await engine.call('GET', `/api/v1/catalog/product-details?catalogId=${created.body.catalogId}`, { key })).status, 404);
-      assert.equal((await engine.call('POST', '/api/v1/catalog/products', { key, body: product(engine.boot.storeIds[0]!) })).status, 403);
+      assert.equal(
+        (await engine.call('GET', `/api/v1/catalog/product-details?catalogId=${created.body.catalogId}`, { key }))
+          .status,
+        404,
+      );
+      assert.equal(
+        (await engine.call('POST', '/api/v1/catalog/products', { key, body: product(engine.boot.storeIds[0]!) }))
+          .status,
+        403,
+      );
     });
 
     test('lifecycle: shown once, revoke → 401, delete only after revocation, bulk rules', async (t) => {
@@ -74,8 +131,21 @@ for (const target of testDatabaseTargets()) {
       const listed = await engine.call('GET', '/api/v1/catalog/keys?limit=100');
       assert.ok(!JSON.stringify(listed.body).includes(a.body.key), 'the key is never listed');
       assert.equal((await create({ name: 'bad', scope: 'store', storeIds: [] })).status, 400);
-      assert.equal((await create({ name: 'bad', scope: 'custom', storeIds: [engine.boot.subMerchantStoreId, '00000000-0000-4000-8000-000000000000'] })).status, 403);
-      assert.equal((await create({ name: 'net', scope: 'merchant_network' })).status, 403, 'a merchant key cannot mint a network key');
+      assert.equal(
+        (
+          await create({
+            name: 'bad',
+            scope: 'custom',
+            storeIds: [engine.boot.subMerchantStoreId, '00000000-0000-4000-8000-000000000000'],
+          })
+        ).status,
+        403,
+      );
+      assert.equal(
+        (await create({ name: 'net', scope: 'merchant_network' })).status,
+        403,
+        'a merchant key cannot mint a network key',
+      );
 
       assert.equal((await engine.call('GET', '/api/v1/catalog/stores', { key: a.body.key })).status, 200);
       const early = await engine.call('DELETE', `/api/v1/catalog/keys/${a.body.record.id}`);
@@ -87,10 +157,18 @@ for (const target of testDatabaseTargets()) {
       assert.equal((await engine.call('DELETE', `/api/v1/catalog/keys/${a.body.record.id}`)).status, 204);
       assert.equal((await engine.call('GET', `/api/v1/catalog/keys/${a.body.record.id}`)).status, 404);
 
-      const expired = await create({ name: 'old', scope: 'merchant', expiresAt: new Date(Date.now() - 1000).toISOString() });
+      const expired = await create({
+        name: 'old',
+        scope: 'merchant',
+        expiresAt: new Date(Date.now() - 1000).toISOString(),
+      });
       assert.equal(expired.body.record.status, 'expired');
       assert.equal((await engine.call('GET', '/api/v1/catalog/stores', { key: expired.body.key })).status, 401);
-      assert.equal((await engine.call('DELETE', `/api/v1/catalog/keys/${expired.body.record.id}`)).status, 409, 'an expired key is not deletable before revocation');
+      assert.equal(
+        (await engine.call('DELETE', `/api/v1/catalog/keys/${expired.body.record.id}`)).status,
+        409,
+        'an expired key is not deletable before revocation',
+      );
 
       const b = (await create({ name: 'b', scope: 'merchant' })).body.record.id;
       const c = (await create({ name: 'c', scope: 'merchant' })).body.record.id;
@@ -102,10 +180,13 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(bulkRevoke.body, { revoked: [b], alreadyRevoked: [c] });
       const revokedAt = (await engine.call('GET', `/api/v1/catalog/keys/${c}`)).body.revokedAt;
       assert.ok(revokedAt);
-      assert.deepEqual((await engine.call('POST', '/api/v1/catalog/keys/bulk-delete', { body: { ids: [b, c] } })).body.deleted.sort(), [b, c].sort());
+      assert.deepEqual(
+        (await engine.call('POST', '/api/v1/catalog/keys/bulk-delete', { body: { ids: [b, c] } })).body.deleted.sort(),
+        [b, c].sort(),
+      );
     });
 
-    test('an inactive merchant\'s keys get 401', async (t) => {
+    test("an inactive merchant's keys get 401", async (t) => {
       const engine = await buildEngine(t, target);
       const { setMerchantActive } = await import('../src/merchants/merchant-service.ts');
       assert.equal((await engine.call('GET', '/api/v1/catalog/stores')).status, 200);
@@ -114,7 +195,9 @@ for (const target of testDatabaseTargets()) {
       // a network key no longer reaches an inactive sub-merchant's stores
       await setMerchantActive(engine.db, engine.ctx.principals, engine.boot.merchantId, true);
       await setMerchantActive(engine.db, engine.ctx.principals, engine.boot.subMerchantId, false);
-      const stores = (await engine.call('GET', '/api/v1/catalog/stores', { key: engine.boot.keys.network })).body.data.map((s: { id: string }) => s.id);
+      const stores = (
+        await engine.call('GET', '/api/v1/catalog/stores', { key: engine.boot.keys.network })
+      ).body.data.map((s: { id: string }) => s.id);
       assert.equal(stores.includes(engine.boot.subMerchantStoreId), false);
     });
   });

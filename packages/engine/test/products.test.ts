@@ -7,35 +7,67 @@ for (const target of testDatabaseTargets()) {
     test('create: 201 with defaults, exact price string, 10-digit catalogId; upsert by sku updates the same product', async (t) => {
       const engine = await buildEngine(t, target);
       const store = engine.boot.storeIds[0]!;
-      const created = await engine.call('POST', '/api/v1/catalog/products', { body: { storeId: store, sku: 'A-1', name: 'Mug', price: 19.99 } });
+      const created = await engine.call('POST', '/api/v1/catalog/products', {
+        body: { storeId: store, sku: 'A-1', name: 'Mug', price: 19.99 },
+      });
       assert.equal(created.status, 201);
       const p = created.body;
       assert.match(p.catalogId, /^\d{10}$/);
       assert.equal(p.price, '19.99');
       assert.deepEqual(
-        { currency: p.currency, status: p.status, inStock: p.inStock, inventoryQuantity: p.inventoryQuantity, variants: p.variants, imageUrls: p.imageUrls, source: p.source },
-        { currency: 'USD', status: 'active', inStock: true, inventoryQuantity: 0, variants: [], imageUrls: [], source: 'api' },
+        {
+          currency: p.currency,
+          status: p.status,
+          inStock: p.inStock,
+          inventoryQuantity: p.inventoryQuantity,
+          variants: p.variants,
+          imageUrls: p.imageUrls,
+          source: p.source,
+        },
+        {
+          currency: 'USD',
+          status: 'active',
+          inStock: true,
+          inventoryQuantity: 0,
+          variants: [],
+          imageUrls: [],
+          source: 'api',
+        },
       );
       assert.equal(p.merchantId, engine.boot.merchantId);
       assert.deepEqual(p.scope, { merchantId: engine.boot.merchantId, storeId: store });
-      const again = await engine.call('POST', '/api/v1/catalog/products', { body: { storeId: store, sku: 'A-1', name: 'Mug 2', price: '0.10', inventoryQuantity: 3 } });
+      const again = await engine.call('POST', '/api/v1/catalog/products', {
+        body: { storeId: store, sku: 'A-1', name: 'Mug 2', price: '0.10', inventoryQuantity: 3 },
+      });
       assert.equal(again.status, 200);
       assert.equal(again.body.id, p.id);
       assert.equal(again.body.catalogId, p.catalogId);
       assert.equal(again.body.name, 'Mug 2');
       assert.equal(again.body.price, '0.10');
-      const yen = await engine.call('POST', '/api/v1/catalog/products', { body: { storeId: store, sku: 'Y', name: 'Yen', price: 500, currency: 'jpy' } });
+      const yen = await engine.call('POST', '/api/v1/catalog/products', {
+        body: { storeId: store, sku: 'Y', name: 'Yen', price: 500, currency: 'jpy' },
+      });
       assert.equal(yen.body.price, '500');
       assert.equal(yen.body.currency, 'JPY');
-      assert.equal((await engine.call('POST', '/api/v1/catalog/products', { body: { storeId: store, sku: 'Y2', name: 'Yen', price: 5.5, currency: 'JPY' } })).status, 400);
-      const precise = await engine.call('POST', '/api/v1/catalog/products', { body: { storeId: store, sku: 'P', name: 'P', price: 0.1 + 0.2 } });
+      assert.equal(
+        (
+          await engine.call('POST', '/api/v1/catalog/products', {
+            body: { storeId: store, sku: 'Y2', name: 'Yen', price: 5.5, currency: 'JPY' },
+          })
+        ).status,
+        400,
+      );
+      const precise = await engine.call('POST', '/api/v1/catalog/products', {
+        body: { storeId: store, sku: 'P', name: 'P', price: 0.1 + 0.2 },
+      });
       assert.equal(precise.status, 400, 'a float artefact is more precise than USD allows');
     });
 
     test('identity: sku and externalId naming different products is a 409; either identifies the product', async (t) => {
       const engine = await buildEngine(t, target);
       const store = engine.boot.storeIds[0]!;
-      const post = (body: object) => engine.call('POST', '/api/v1/catalog/products', { body: { storeId: store, name: 'X', price: 1, ...body } });
+      const post = (body: object) =>
+        engine.call('POST', '/api/v1/catalog/products', { body: { storeId: store, name: 'X', price: 1, ...body } });
       const a = await post({ sku: 'S1', externalId: 'E1' });
       await post({ sku: 'S2', externalId: 'E2' });
       const conflict = await post({ sku: 'S1', externalId: 'E2' });
@@ -46,7 +78,9 @@ for (const target of testDatabaseTargets()) {
       assert.equal(byExternal.body.id, a.body.id);
       assert.equal(byExternal.body.sku, 'S1', 'an identifier not sent keeps its value');
       // The same sku in another store is another product.
-      const other = await engine.call('POST', '/api/v1/catalog/products', { body: { storeId: engine.boot.storeIds[1], sku: 'S1', name: 'X', price: 1 } });
+      const other = await engine.call('POST', '/api/v1/catalog/products', {
+        body: { storeId: engine.boot.storeIds[1], sku: 'S1', name: 'X', price: 1 },
+      });
       assert.equal(other.status, 201);
     });
 
@@ -82,19 +116,30 @@ for (const target of testDatabaseTargets()) {
         assert.ok(response.body.error.message, label);
       }
       assert.deepEqual((await engine.call('GET', '/api/v1/catalog/products')).body.data, []);
-      assert.equal((await engine.call('POST', '/api/v1/catalog/products', { body: '{"storeId":', headers: {} })).status, 400);
+      assert.equal(
+        (await engine.call('POST', '/api/v1/catalog/products', { body: '{"storeId":', headers: {} })).status,
+        400,
+      );
     });
 
     test('images: the first imageUrls entry is mirrored into imageUrl', async (t) => {
       const engine = await buildEngine(t, target);
       const store = engine.boot.storeIds[0]!;
-      const created = await engine.call('POST', '/api/v1/catalog/products', { body: product(store, { imageUrls: ['https://cdn.example.com/1.jpg', 'https://cdn.example.com/2.jpg'] }) });
+      const created = await engine.call('POST', '/api/v1/catalog/products', {
+        body: product(store, { imageUrls: ['https://cdn.example.com/1.jpg', 'https://cdn.example.com/2.jpg'] }),
+      });
       assert.equal(created.body.imageUrl, 'https://cdn.example.com/1.jpg');
-      const patched = await engine.call('PATCH', `/api/v1/catalog/products/${created.body.id}`, { body: { imageUrl: 'https://cdn.example.com/0.jpg' } });
+      const patched = await engine.call('PATCH', `/api/v1/catalog/products/${created.body.id}`, {
+        body: { imageUrl: 'https://cdn.example.com/0.jpg' },
+      });
       assert.deepEqual(patched.body.imageUrls, ['https://cdn.example.com/0.jpg', 'https://cdn.example.com/2.jpg']);
-      const cleared = await engine.call('PATCH', `/api/v1/catalog/products/${created.body.id}`, { body: { imageUrl: '' } });
+      const cleared = await engine.call('PATCH', `/api/v1/catalog/products/${created.body.id}`, {
+        body: { imageUrl: '' },
+      });
       assert.equal(cleared.body.imageUrl, 'https://cdn.example.com/2.jpg');
-      const only = await engine.call('POST', '/api/v1/catalog/products', { body: product(store, { imageUrl: 'https://cdn.example.com/x.jpg' }) });
+      const only = await engine.call('POST', '/api/v1/catalog/products', {
+        body: product(store, { imageUrl: 'https://cdn.example.com/x.jpg' }),
+      });
       assert.deepEqual(only.body.imageUrls, ['https://cdn.example.com/x.jpg']);
       const none = await engine.call('PATCH', `/api/v1/catalog/products/${only.body.id}`, { body: { imageUrls: [] } });
       assert.equal(none.body.imageUrl, null);
@@ -103,12 +148,38 @@ for (const target of testDatabaseTargets()) {
     test('GET by UUID, product-details by each identifier, PATCH, DELETE, and the compatibility aliases', async (t) => {
       const engine = await buildEngine(t, target);
       const store = engine.boot.storeIds[0]!;
-      const created = (await engine.call('POST', '/api/v1/catalog/products', { body: product(store, { sku: 'D-1', externalId: 'ext-1', variants: [{ name: 'Large', price: '2.50' }] }) })).body;
-      assert.deepEqual(created.variants[0], { sku: null, externalId: null, name: 'Large', description: null, price: '2.50', currency: 'USD', status: 'active', inStock: true, inventoryQuantity: 0, imageUrl: null, productUrl: null, otherDetails: null });
+      const created = (
+        await engine.call('POST', '/api/v1/catalog/products', {
+          body: product(store, { sku: 'D-1', externalId: 'ext-1', variants: [{ name: 'Large', price: '2.50' }] }),
+        })
+      ).body;
+      assert.deepEqual(created.variants[0], {
+        sku: null,
+        externalId: null,
+        name: 'Large',
+        description: null,
+        price: '2.50',
+        currency: 'USD',
+        status: 'active',
+        inStock: true,
+        inventoryQuantity: 0,
+        imageUrl: null,
+        productUrl: null,
+        otherDetails: null,
+      });
       assert.equal((await engine.call('GET', `/api/v1/catalog/products/${created.id}`)).body.sku, 'D-1');
       assert.equal((await engine.call('GET', '/api/v1/catalog/products/not-a-uuid')).status, 400);
-      assert.equal((await engine.call('GET', '/api/v1/catalog/products/00000000-0000-4000-8000-000000000000')).status, 404);
-      for (const query of [`catalogId=${created.catalogId}`, `productId=${created.id}`, 'sku=D-1', 'externalId=ext-1', `sku=D-1&storeId=${store}`]) {
+      assert.equal(
+        (await engine.call('GET', '/api/v1/catalog/products/00000000-0000-4000-8000-000000000000')).status,
+        404,
+      );
+      for (const query of [
+        `catalogId=${created.catalogId}`,
+        `productId=${created.id}`,
+        'sku=D-1',
+        'externalId=ext-1',
+        `sku=D-1&storeId=${store}`,
+      ]) {
         for (const path of ['/api/v1/catalog/product-details', '/catalog/product', '/api/v1/catalog/product']) {
           const response = await engine.call('GET', `${path}?${query}`);
           assert.equal(response.status, 200, `${path}?${query}`);
@@ -117,11 +188,20 @@ for (const target of testDatabaseTargets()) {
       }
       assert.equal((await engine.call('GET', '/api/v1/catalog/product-details')).status, 400);
       assert.equal((await engine.call('GET', '/api/v1/catalog/product-details?sku=nope')).status, 404);
-      const patched = await engine.call('PATCH', `/api/v1/catalog/products/${created.id}`, { body: { price: 5, status: 'draft' } });
+      const patched = await engine.call('PATCH', `/api/v1/catalog/products/${created.id}`, {
+        body: { price: 5, status: 'draft' },
+      });
       assert.equal(patched.status, 200);
       assert.equal(patched.body.price, '5.00');
       assert.equal(patched.body.name, created.name);
-      assert.equal((await engine.call('PATCH', `/api/v1/catalog/products/${created.id}`, { body: { storeId: engine.boot.storeIds[1] } })).status, 400);
+      assert.equal(
+        (
+          await engine.call('PATCH', `/api/v1/catalog/products/${created.id}`, {
+            body: { storeId: engine.boot.storeIds[1] },
+          })
+        ).status,
+        400,
+      );
       assert.equal((await engine.call('PATCH', `/api/v1/catalog/products/${created.id}`, { body: {} })).status, 400);
       const viaAlias = await engine.call('POST', '/catalog/product', { body: product(store, { sku: 'ALIAS' }) });
       assert.equal(viaAlias.status, 201);
@@ -134,10 +214,14 @@ for (const target of testDatabaseTargets()) {
       const store = engine.boot.storeIds[0]!;
       const post = (body: object) => engine.call('POST', '/api/v1/catalog/products', { body: product(store, body) });
       const inName = (await post({ name: 'Waterproof hiking boots', description: 'leather' })).body.id;
-      const inDetails = (await post({ name: 'Trail shoe', otherDetails: { tags: ['hiking', 'outdoor'], brand: 'Acme' } })).body.id;
-      const inDescription = (await post({ name: 'Rain jacket', description: 'Light jacket for hiking in the rain' })).body.id;
+      const inDetails = (
+        await post({ name: 'Trail shoe', otherDetails: { tags: ['hiking', 'outdoor'], brand: 'Acme' } })
+      ).body.id;
+      const inDescription = (await post({ name: 'Rain jacket', description: 'Light jacket for hiking in the rain' }))
+        .body.id;
       await post({ name: 'Coffee mug', description: 'ceramic' });
-      const search = async (path: string) => (await engine.call('GET', path)).body.data.map((p: { id: string }) => p.id);
+      const search = async (path: string) =>
+        (await engine.call('GET', path)).body.data.map((p: { id: string }) => p.id);
       assert.deepEqual(await search('/api/v1/catalog/products?q=hiking'), [inName, inDetails, inDescription]);
       assert.deepEqual(await search('/catalog/search?q=hiking'), [inName, inDetails, inDescription]);
       assert.deepEqual(await search('/api/v1/catalog/products?q=acme'), [inDetails]);
@@ -147,8 +231,14 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(await search('/api/v1/catalog/products?q=%22%27%20OR%201%3D1%20--'), []);
       const first = await engine.call('GET', '/api/v1/catalog/products?q=hiking&limit=2');
       assert.equal(first.body.data.length, 2);
-      const second = await engine.call('GET', `/api/v1/catalog/products?q=hiking&limit=2&cursor=${first.body.nextCursor}`);
-      assert.deepEqual(second.body.data.map((p: { id: string }) => p.id), [inDescription]);
+      const second = await engine.call(
+        'GET',
+        `/api/v1/catalog/products?q=hiking&limit=2&cursor=${first.body.nextCursor}`,
+      );
+      assert.deepEqual(
+        second.body.data.map((p: { id: string }) => p.id),
+        [inDescription],
+      );
       assert.equal(second.body.nextCursor, null);
       const browse = await engine.call('GET', '/api/v1/catalog/products?limit=3');
       assert.equal(browse.body.data.length, 3);
@@ -173,7 +263,14 @@ for (const target of testDatabaseTargets()) {
         assert.equal(JSON.stringify(response.body).includes('4111'), false, 'the value is never echoed');
       }
       // Barcodes and long numeric SKUs are identifiers, not card numbers.
-      assert.equal((await engine.call('POST', '/api/v1/catalog/products', { body: product(store, { sku: '4111111111111111', otherDetails: { gtin: '4006381333931' } }) })).status, 201);
+      assert.equal(
+        (
+          await engine.call('POST', '/api/v1/catalog/products', {
+            body: product(store, { sku: '4111111111111111', otherDetails: { gtin: '4006381333931' } }),
+          })
+        ).status,
+        201,
+      );
     });
   });
 }

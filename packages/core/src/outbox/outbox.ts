@@ -171,6 +171,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   let lastPrune = 0;
   let idleWaiters: (() => void)[] = [];
   let lastClaimEmpty = false;
+  let recording = false;
 
   const signal = () => {
     pendingWake = true;
@@ -324,6 +325,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   }
 
   async function flush(): Promise<void> {
+    recording = true;
     while (outcomes.length > 0) {
       const batch = outcomes.splice(0, 500);
       try {
@@ -333,11 +335,19 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         options.logger?.error({ err: error }, 'outbox: recording delivery outcomes failed');
       }
     }
+    recording = false;
     checkIdle();
   }
 
   function checkIdle(): void {
-    if (inFlight.size === 0 && outcomes.length === 0 && !flushTimer && lastClaimEmpty && idleWaiters.length > 0) {
+    if (
+      inFlight.size === 0 &&
+      outcomes.length === 0 &&
+      !flushTimer &&
+      !recording &&
+      lastClaimEmpty &&
+      idleWaiters.length > 0
+    ) {
       const waiters = idleWaiters;
       idleWaiters = [];
       for (const resolve of waiters) resolve();
