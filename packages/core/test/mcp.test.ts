@@ -28,6 +28,8 @@ const Echo = Type.Object(
   { additionalProperties: false },
 );
 
+const Scoped = Type.Object({ scope: Type.String() });
+
 async function buildApp(t: TestContext): Promise<{ app: App; url: string }> {
   const app = await createApp({
     name: 'mcp-test',
@@ -68,6 +70,17 @@ async function buildApp(t: TestContext): Promise<{ app: App; url: string }> {
         run: async () => {
           throw new AppError('DEMO_NOT_ALLOWED', 'that action is not in a state that allows it', 409);
         },
+      }),
+      defineMcpTool<Principal, typeof Scoped>({
+        name: 'demo_scoped',
+        description: 'Only the own scope',
+        inputSchema: Scoped,
+        permission: 'demo:read',
+        authorizeCall: async (args, call) => {
+          if (args.scope !== call.principal.name)
+            throw CoreErrors.forbidden(`scope ${String(args.scope).slice(0, 20)}`);
+        },
+        run: async (args) => ({ scope: args.scope }),
       }),
       defineMcpTool<Principal>({
         name: 'demo_write',
@@ -114,7 +127,7 @@ describe('registerMcpEndpoint', () => {
     const reader = await connect(t, url, 'reader-key');
     assert.equal(reader.getServerVersion()?.name, 'demo');
     const listed = await reader.listTools();
-    assert.deepEqual(listed.tools.map((tool) => tool.name).sort(), ['demo_echo', 'demo_fail']);
+    assert.deepEqual(listed.tools.map((tool) => tool.name).sort(), ['demo_echo', 'demo_fail', 'demo_scoped']);
     const echo = listed.tools.find((tool) => tool.name === 'demo_echo')!;
     assert.deepEqual(echo.inputSchema, JSON.parse(JSON.stringify(Echo)), 'the advertised schema is the TypeBox schema');
     const result = await reader.callTool({ name: 'demo_echo', arguments: { text: 'ab', times: 2 } });
@@ -125,6 +138,7 @@ describe('registerMcpEndpoint', () => {
     assert.deepEqual((await writer.listTools()).tools.map((tool) => tool.name).sort(), [
       'demo_echo',
       'demo_fail',
+      'demo_scoped',
       'demo_write',
     ]);
     assert.deepEqual((await writer.callTool({ name: 'demo_write', arguments: {} })).structuredContent, {
@@ -138,6 +152,7 @@ describe('registerMcpEndpoint', () => {
     assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name).sort(), [
       'demo_echo',
       'demo_fail',
+      'demo_scoped',
       'demo_write',
     ]);
     const result = await client.callTool({ name: 'demo_echo', arguments: { text: 'x' } });
@@ -205,6 +220,23 @@ describe('registerMcpEndpoint', () => {
     assert.equal(forbidden.body.error.code, McpErrorCodes.forbidden);
     assert.match(forbidden.body.error.message, /demo:write/);
     assert.equal(typeof forbidden.body.error.data.traceId, 'string');
+  });
+
+  test('a per-call authorization failure (authorizeCall) is a JSON-RPC error and HTTP 403', async (t) => {
+    const { app, url } = await buildApp(t);
+    const denied = await post(app, {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'tools/call',
+      params: { name: 'demo_scoped', arguments: { scope: 'writer' } },
+    });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.error.code, McpErrorCodes.forbidden);
+    const client = await connect(t, url, 'reader-key');
+    assert.deepEqual(
+      (await client.callTool({ name: 'demo_scoped', arguments: { scope: 'reader' } })).structuredContent,
+      { scope: 'reader' },
+    );
   });
 
   test('the SDK client sees a rejected key as an error at connect', async (t) => {

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { registerActionRoutes } from './actions/action-routes.ts';
+import { GEO_VERSION } from './app-version.ts';
 import { presentedApiKey } from './auth/geo-auth.ts';
 import type { GeoConfig } from './config.ts';
 import type { GeoContext } from './context.ts';
@@ -12,8 +13,9 @@ import type { GeoDb } from './db/schema.ts';
 import { registerEventRoutes } from './events/event-routes.ts';
 import { registerGraphRoutes } from './graph/graph-routes.ts';
 import { registerKeyRoutes } from './keys/key-routes.ts';
+import { registerGeoMcp } from './mcp/geo-tools.ts';
 
-export const GEO_VERSION = '2026-09-20';
+export { GEO_VERSION } from './app-version.ts';
 
 export interface GeoAppOptions {
   config: GeoConfig;
@@ -100,5 +102,6 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
   registerGraphRoutes(app, ctx);
   registerEventRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
+  await registerGeoMcp(app, ctx);
   return { app, ctx };
 }

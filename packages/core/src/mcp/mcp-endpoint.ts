@@ -51,7 +51,16 @@ export interface McpTool<P, S extends TObject = TObject> {
     idempotentHint?: boolean;
     openWorldHint?: boolean;
   };
-  /** Returns the structured result (an object). Throw an AppError for a business failure: it becomes `isError: true`. */
+  /**
+   * Optional authorization of one call from its raw arguments (e.g. "may this key use this workspace?"), run
+   * before the SDK sees the request: an AppError 401/403 becomes a JSON-RPC error with that HTTP status.
+   * Malformed arguments should be ignored here (the schema check reports them as a tool result).
+   */
+  authorizeCall?(args: Record<string, unknown>, call: McpCall<P>): Promise<void>;
+  /**
+   * Returns the structured result (an object). Throw an AppError for a business failure: it becomes
+   * `isError: true`; a 401/403 AppError becomes a JSON-RPC error instead.
+   */
   run(args: Static<S>, call: McpCall<P>): Promise<Record<string, unknown>>;
 }
 
@@ -215,6 +224,12 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
         return textResult(result, false);
       } catch (error) {
         const appError = error instanceof AppError ? error : undefined;
+        if (appError && (appError.statusCode === 401 || appError.statusCode === 403)) {
+          throw new ProtocolError(codeFor(appError), appError.message, {
+            code: appError.code,
+            traceId: carrier.request.id,
+          });
+        }
         if (appError && appError.statusCode < 500) {
           return textResult({ error: { code: appError.code, message: appError.message } }, true);
         }
@@ -275,6 +290,20 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
           const entry = typeof name === 'string' ? compiled.get(name) : undefined;
           if (entry && !options.authorize(principal, entry.tool.permission)) {
             return sendError(request, reply, CoreErrors.forbidden(entry.tool.permission));
+          }
+          const args = (body.params as { arguments?: unknown } | undefined)?.arguments;
+          if (entry?.tool.authorizeCall && args !== null && typeof args === 'object' && !Array.isArray(args)) {
+            try {
+              await entry.tool.authorizeCall(args as Record<string, unknown>, {
+                principal,
+                traceId: request.id,
+                request,
+              });
+            } catch (error) {
+              if (error instanceof AppError && (error.statusCode === 401 || error.statusCode === 403))
+                return sendError(request, reply, error);
+              throw error;
+            }
           }
         }
 
