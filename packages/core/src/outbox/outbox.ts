@@ -152,7 +152,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const concurrency = options.concurrency ?? 64;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const retentionMs = options.retentionMs ?? 30 * 24 * 3600 * 1000;
-  const leaseMs = timeoutMs + 30_000;
+  const leaseMs = timeoutMs + 5000;
   const agent = createSafeAgent({
     allowPrivate: options.allowPrivate,
     connections: concurrency,
