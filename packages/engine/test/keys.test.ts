@@ -20,7 +20,11 @@ for (const target of testDatabaseTargets()) {
     test('the key is accepted as Bearer, x-api-key and X-Catalog-API-Key; missing or wrong keys are 401', async (t) => {
       const engine = await buildEngine(t, target);
       const key = engine.boot.keys.merchant;
-      for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-api-key': key }, { 'X-Catalog-API-Key': key }]) {
+      for (const headers of [
+        { authorization: `Bearer ${key}` },
+        { 'x-api-key': key },
+        { 'X-Catalog-API-Key': key },
+      ] as Record<string, string>[]) {
         assert.equal((await engine.call('GET', '/api/v1/catalog/stores', { key: null, headers })).status, 200);
       }
       for (const headers of [

@@ -111,7 +111,9 @@ for (const target of testDatabaseTargets()) {
         ['variant currency', product(store, { variants: [{ name: 'v', price: 1, currency: 'EURO' }] })],
         ['metadata not object', product(store, { metadata: 'x' })],
       ] as const) {
-        const response = await engine.call('POST', '/api/v1/catalog/products', { body: body as object });
+        const response = await engine.call('POST', '/api/v1/catalog/products', {
+          body: body as Record<string, unknown>,
+        });
         assert.equal(response.status, 400, `${label}: ${JSON.stringify(response.body)}`);
         assert.ok(response.body.error.message, label);
       }
@@ -212,7 +214,8 @@ for (const target of testDatabaseTargets()) {
     test('search: ranked full text over name, description and otherDetails; aliases; pagination', async (t) => {
       const engine = await buildEngine(t, target);
       const store = engine.boot.storeIds[0]!;
-      const post = (body: object) => engine.call('POST', '/api/v1/catalog/products', { body: product(store, body) });
+      const post = (body: Record<string, unknown>) =>
+        engine.call('POST', '/api/v1/catalog/products', { body: product(store, body) });
       const inName = (await post({ name: 'Waterproof hiking boots', description: 'leather' })).body.id;
       const inDetails = (
         await post({ name: 'Trail shoe', otherDetails: { tags: ['hiking', 'outdoor'], brand: 'Acme' } })
@@ -253,7 +256,7 @@ for (const target of testDatabaseTargets()) {
       const store = engine.boot.storeIds[0]!;
       for (const body of [
         product(store, { metadata: { cardNumber: '4111111111111111' } }),
-        product(store, { otherDetails: { note: 'pay with 4111 1111 1111 1111' === '' ? '' : '4111 1111 1111 1111' } }),
+        product(store, { otherDetails: { note: '4111 1111 1111 1111' } }),
         product(store, { metadata: { nested: [{ cvv: '123' }] } }),
         product(store, { card_number: 'x' }),
       ]) {
