@@ -32,7 +32,7 @@ for (const target of testDatabaseTargets()) {
         { authorization: 'Bearer mk_wrong' },
         { authorization: 'Basic abc' },
         { 'x-api-key': '' },
-      ]) {
+      ] as Record<string, string>[]) {
         const response = await engine.call('GET', '/api/v1/catalog/products', { key: null, headers });
         assert.equal(response.status, 401);
         assert.equal(response.body.error.code, 'CATALOG_UNAUTHORIZED');
