@@ -14,7 +14,7 @@ const PEER = '@coffeeandfun/remove-pii';
 
 function parseArgs(argv: string[]): { corpus: string; passes: number } {
   let corpus = path.resolve(HERE, '../../shared/bench/pii/data/dev.jsonl');
-  let passes = 7;
+  let passes = 9;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--corpus') corpus = path.resolve(argv[++i]);
     else if (argv[i] === '--passes') passes = Number(argv[++i]);
@@ -28,8 +28,15 @@ function median(xs: number[]): number {
   return s[Math.floor((s.length - 1) / 2)];
 }
 
-/** Median MB/s of `passes` timed passes of `run` over every text, after one untimed warm-up pass. */
-function measure(texts: string[], bytes: number, passes: number, run: (text: string) => unknown): number {
+interface Throughput {
+  /** MB/s of the median pass. */
+  median: number;
+  /** MB/s of the fastest pass (the least disturbed by other processes on a shared machine). */
+  best: number;
+}
+
+/** MB/s of `passes` timed passes of `run` over every text, after one untimed warm-up pass. */
+function measure(texts: string[], bytes: number, passes: number, run: (text: string) => unknown): Throughput {
   let sink = 0;
   for (const t of texts) if (run(t)) sink++;
   const times: number[] = [];
@@ -39,7 +46,7 @@ function measure(texts: string[], bytes: number, passes: number, run: (text: str
     times.push(performance.now() - t0);
   }
   if (sink < 0) console.log(sink);
-  return bytes / 1e6 / (median(times) / 1000);
+  return { median: bytes / 1e6 / (median(times) / 1000), best: bytes / 1e6 / (Math.min(...times) / 1000) };
 }
 
 async function loadPeer(): Promise<(text: string) => unknown> {
@@ -78,9 +85,15 @@ async function main(): Promise<void> {
   });
   const peer = measure(texts, bytes, passes, await loadPeer());
   console.log(`corpus ${corpus}: ${texts.length} texts, ${(bytes / 1e6).toFixed(3)} MB; median of ${passes} passes`);
-  console.log(`keel guard engine (scan + local score + decide + redact): ${guard.toFixed(1)} MB/s`);
-  console.log(`${PEER} detectPII:                       ${peer.toFixed(1)} MB/s`);
-  console.log(`ratio: ${(guard / peer).toFixed(2)}×`);
+  console.log(
+    `keel guard engine (scan + local score + decide + redact): ${guard.median.toFixed(1)} MB/s (best pass ${guard.best.toFixed(1)})`,
+  );
+  console.log(
+    `${PEER} detectPII:                       ${peer.median.toFixed(1)} MB/s (best pass ${peer.best.toFixed(1)})`,
+  );
+  console.log(
+    `ratio: ${(guard.median / peer.median).toFixed(2)}× (best passes: ${(guard.best / peer.best).toFixed(2)}×)`,
+  );
 }
 
 await main();

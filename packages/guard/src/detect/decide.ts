@@ -28,7 +28,6 @@ export function thresholdsFor(config: DecisionConfig, type: string): Thresholds 
 interface Reported {
   c: Candidate;
   final: number;
-  regex: number;
   ai: number;
   source: AiScore['source'];
   blocking: boolean;
@@ -47,18 +46,29 @@ export function decideCandidates(
   aiScores: readonly AiScore[],
   placeholderFor: PlaceholderFor = defaultPlaceholder,
 ): Decision {
+  const { allowThreshold, blockThreshold } = config.settings;
+  const overrides = config.overrides;
   const reported: Reported[] = [];
   for (let i = 0; i < candidates.length; i++) {
     const c = candidates[i];
     if (c.blocklisted) {
-      reported.push({ c, final: 1, regex: 1, ai: 1, source: 'BLOCKLIST', blocking: true });
+      reported.push({ c, final: 1, ai: 1, source: 'BLOCKLIST', blocking: true });
       continue;
     }
-    const ai = aiScores[i] ?? { score: c.localAiScore, source: 'LOCAL' as const };
-    const final = finalScore(c.regexScore, ai.score);
-    const { allow, block } = thresholdsFor(config, c.type);
+    const given = aiScores[i];
+    const ai = given === undefined ? c.localAiScore : given.score;
+    const final = finalScore(c.regexScore, ai);
+    let allow = allowThreshold;
+    let block = blockThreshold;
+    if (overrides.size > 0) {
+      const o = overrides.get(c.type);
+      if (o !== undefined) {
+        allow = o.allow ?? allow;
+        block = o.block ?? block;
+      }
+    }
     if (final < allow) continue;
-    reported.push({ c, final, regex: c.regexScore, ai: ai.score, source: ai.source, blocking: final >= block });
+    reported.push({ c, final, ai, source: given === undefined ? 'LOCAL' : given.source, blocking: final >= block });
   }
   const kept = nonOverlapping(reported);
 
@@ -73,24 +83,28 @@ export function decideCandidates(
   for (const r of kept) {
     const c = r.c;
     const placeholder = placeholderFor(c.type, c.value);
+    const finalText = formatScore(r.final);
     detections.push({
       type: c.type,
       value: c.value,
       placeholder,
       start: c.start,
       end: c.end,
-      confidence_score: formatScore(r.final),
+      confidence_score: finalText,
       confidence_explanation: {
         source: r.source,
-        regex_score: formatScore(r.regex),
+        regex_score: c.blocklisted ? SCORE_ONE : formatScore(c.regexScore),
         ai_score: formatScore(r.ai),
         category: c.category,
         pattern_active: !c.blocklisted,
-        final_score: formatScore(r.final),
+        final_score: finalText,
       },
     });
-    breakdown[c.type] = (breakdown[c.type] ?? 0) + 1;
-    if (breakdown[c.type] === 1) types.push(c.type);
+    const count = breakdown[c.type];
+    if (count === undefined) {
+      breakdown[c.type] = 1;
+      types.push(c.type);
+    } else breakdown[c.type] = count + 1;
     redacted += text.slice(cursor, c.start) + placeholder;
     cursor = c.end;
     if (r.final > overall) overall = r.final;
@@ -130,6 +144,8 @@ export function decideCandidates(
     blockedBy,
   };
 }
+
+const SCORE_ONE = '1.00';
 
 /** Reported detections in text order without overlaps (blocklist first, then higher final, then longer). */
 function nonOverlapping(reported: Reported[]): Reported[] {

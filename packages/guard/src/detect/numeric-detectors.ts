@@ -458,7 +458,8 @@ function scanSsn(
   // A dashed 3-2-4 number that breaks the issuing rules is still reported to the scorer, which drops it.
   if (!valid && (bare || spaced)) return end;
   const ctx = numberContext(st, start, SSN_LEX);
-  if (bare && ctx <= 0) return end;
+  // Without any context a valid bare number is still reported, at low confidence (masked, never blocked).
+  if (bare && ctx < 0) return end;
   const ambiguity = bare ? 0.3 : spaced ? 0.05 : 0;
   st.emit('US_SSN', start, end, evidence({ valid, context: ctx, strength: bare ? 0.6 : 1, ambiguity }));
   return end;
@@ -515,11 +516,12 @@ function scanPhone(
     ambiguity = 0;
     strength = 0.6;
   }
-  // A single run of digits, or a short trunk-prefixed one, is a phone number only next to words that say so
-  // (a bare 10–11 digit number starting with a trunk 0 is let through at low confidence).
-  if (!hasPlus && ctx <= 0 && ((groups === 1 && !trunkBare) || (trunk && digitCount < 10))) return end;
-  // "+CC …" is written only for phone numbers: words such as "order" nearby do not make it something else.
-  if (hasPlus && ctx < 0) ctx = 0;
+  // A single run of digits next to words that say it is something else is not a phone number; with no words
+  // around it, it is reported at low confidence. A short trunk-prefixed number needs words that say "phone".
+  if (!hasPlus && ((ctx < 0 && groups === 1 && !trunkBare) || (ctx <= 0 && trunk && digitCount < 10))) return end;
+  // "+CC …", "(212) 555-0100", "06-30839225" are written only for phone numbers: words such as "order" or
+  // "ticket" nearby do not make them something else. Bare and oddly grouped numbers do heed those words.
+  if (ctx < 0 && (hasPlus || (groups > 1 && ambiguity <= 0.1))) ctx = 0;
   // A bare or trunk-prefixed number next to "order" or "ref" is that number, not a phone: drop it outright.
   if (ctx < 0 && ambiguity > 0) return end;
   st.emit('PHONE_NUMBER', start, end, evidence({ valid: true, context: ctx, strength, ambiguity }));

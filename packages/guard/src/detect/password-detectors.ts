@@ -1,6 +1,6 @@
 // GENERIC_PASSWORD: values assigned to password-, secret- and token-like keys (key=value, key: value, JSON,
 // XML elements, CLI flags, SQL), passwords named in free text ("my password is …"), and URL credentials.
-import { isAlnum, isWordCode } from './chars.ts';
+import { hashWord, isAlnum, isWordCode } from './chars.ts';
 import { evidence, type ScanState } from './scan-state.ts';
 import { knownSecretPrefixAt } from './secret-detectors.ts';
 import { charClassCount, isHex, isPlaceholderValue, isUuid, shannonEntropy } from './text-features.ts';
@@ -125,15 +125,16 @@ const PUBLIC_ID_PREFIXES = [
   'urn:',
 ];
 
-const keyKinds = new Map<string, number>();
+const keyKinds = new Map<number, number>();
 
-/** keyKind, memoized: the same key names recur across texts (password, api_key, DB_PASSWORD). */
+/** keyKind, memoized by the key's case-folded hash: the same key names recur (password, api_key, DB_PASSWORD). */
 function keyKind(fullKey: string): number {
-  let kind = keyKinds.get(fullKey);
+  const h = hashWord(fullKey);
+  let kind = keyKinds.get(h);
   if (kind === undefined) {
     kind = classifyKey(fullKey);
     if (keyKinds.size >= 4096) keyKinds.clear();
-    keyKinds.set(fullKey, kind);
+    keyKinds.set(h, kind);
   }
   return kind;
 }

@@ -176,8 +176,7 @@ function jwt(st: ScanState, i: number): number {
   const s = runEnd(t, p + 1, isBase64Url, 4000);
   let end = s;
   while (end < t.length && t.charCodeAt(end) === 61 && end - s < 2) end++;
-  const header = decodeBase64Url(t.slice(i, h));
-  const valid = header.startsWith('{') && (header.includes('"alg"') || header.includes('"typ"'));
+  const valid = joseHeader(t, i, h);
   const sig = t.slice(p + 1, s);
   const sigEntropy = shannonEntropy(sig);
   const placeholder = sig.length > 0 && fakeBody(sig, sigEntropy);
@@ -190,12 +189,27 @@ function jwt(st: ScanState, i: number): number {
   return end;
 }
 
-function decodeBase64Url(s: string): string {
-  try {
-    return Buffer.from(s, 'base64url').toString('latin1');
-  } catch {
-    return '';
+const B64URL = new Int8Array(128).fill(-1);
+for (let k = 0; k < 64; k++)
+  B64URL['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.charCodeAt(k)] = k;
+
+/** True when the base64url text [s, e) decodes to a JSON object naming "alg" or "typ" (a JOSE header). */
+function joseHeader(t: string, s: number, e: number): boolean {
+  let bits = 0;
+  let nbits = 0;
+  let decoded = '';
+  for (let k = s; k < e && decoded.length < 512; k++) {
+    const v = B64URL[t.charCodeAt(k)];
+    if (v < 0) return false;
+    bits = (bits << 6) | v;
+    nbits += 6;
+    if (nbits >= 8) {
+      nbits -= 8;
+      decoded += String.fromCharCode((bits >> nbits) & 0xff);
+      bits &= (1 << nbits) - 1;
+    }
   }
+  return decoded.charCodeAt(0) === 123 && (decoded.includes('"alg"') || decoded.includes('"typ"'));
 }
 
 const BEGIN = '-----BEGIN ';

@@ -1,4 +1,4 @@
-import { hashStep, hashWord, isWordCode, WORD_TABLE } from './chars.ts';
+import { hashStep, hashWord, WORD_TABLE } from './chars.ts';
 
 // Small text measurements shared by the detectors and the scorer: entropy, character classes, placeholders,
 // context words near a match.
@@ -138,98 +138,91 @@ const PLACEHOLDER_EXACT = new Set([
   'password123',
 ]);
 
-/** Cheap pre-test: any marker word as a substring (case-insensitive). */
-const MARKER_HINT = new RegExp([...PLACEHOLDER_MARKERS].join('|'), 'i');
+const MARKER_HASHES = new Set([...PLACEHOLDER_MARKERS].map(hashWord));
+const FILLER_HASHES = new Set([...PLACEHOLDER_FILLERS].map(hashWord));
 
-/** Lower-cased letter segments of `v`: split at non-letters and at camelCase humps. */
-function letterSegments(v: string): string[] {
-  const out: string[] = [];
-  let seg = '';
-  let prevLower = false;
-  for (let i = 0; i < v.length; i++) {
-    const c = v.charCodeAt(i);
-    const lower = c >= 97 && c <= 122;
-    const upper = c >= 65 && c <= 90;
-    if ((lower || upper) && !(upper && prevLower)) seg += String.fromCharCode(lower ? c : c + 32);
-    else {
-      if (seg) out.push(seg);
-      seg = upper ? String.fromCharCode(c + 32) : '';
-    }
-    prevLower = lower;
-  }
-  if (seg) out.push(seg);
-  return out;
-}
-
-function maskedShare(v: string): number {
-  let masked = 0;
-  for (let i = 0; i < v.length; i++) {
-    const c = v.charCodeAt(i);
-    // * x X • # . _ - (and the bullet/ellipsis code points)
-    if (
-      c === 42 ||
-      c === 120 ||
-      c === 88 ||
-      c === 35 ||
-      c === 46 ||
-      c === 95 ||
-      c === 45 ||
-      c === 0x2022 ||
-      c === 0x2026 ||
-      c === 0x25cf
-    )
-      masked++;
-  }
-  return masked / v.length;
+function isMaskChar(c: number): boolean {
+  // * x X # . _ - and the bullet, ellipsis and black-circle code points
+  return (
+    c === 42 ||
+    c === 120 ||
+    c === 88 ||
+    c === 35 ||
+    c === 46 ||
+    c === 95 ||
+    c === 45 ||
+    c === 0x2022 ||
+    c === 0x2026 ||
+    c === 0x25cf
+  );
 }
 
 /**
  * True for values that stand in for a secret rather than being one: template references (`${X}`, `{{ x }}`,
  * `<x>`, `%(x)s`, `$X`), masked values (`****`, `xxxx-xxxx`), values made mostly of placeholder words
  * ("your-api-key-here", "REDACTED", "changeme"), and long runs of one repeated character. A real passphrase that
- * merely contains such a word ("zen-sizzle-hidden-39") is not a placeholder.
+ * merely contains such a word ("zen-sizzle-hidden-39") is not a placeholder. One pass, no allocation.
  */
 export function isPlaceholderValue(value: string): boolean {
-  const v = value.trim();
-  if (v.length === 0) return true;
-  const first = v.charCodeAt(0);
+  let s = 0;
+  let e = value.length;
+  while (s < e && value.charCodeAt(s) <= 32) s++;
+  while (e > s && value.charCodeAt(e - 1) <= 32) e--;
+  const len = e - s;
+  if (len === 0) return true;
+  const first = value.charCodeAt(s);
   // $VAR, ${VAR}, <VAR>, {{VAR}}, [VAR], %(VAR)s, %VAR%
   if (first === 36 || first === 60 || first === 123 || first === 91 || first === 37) return true;
-  if (v.length <= 12 && PLACEHOLDER_EXACT.has(v.toLowerCase())) return true;
+  if (len <= 12 && PLACEHOLDER_EXACT.has(value.slice(s, e).toLowerCase())) return true;
   if (first === 112 || first === 111 || first === 101 || first === 80 || first === 79 || first === 69) {
-    const lower = v.toLowerCase();
-    if (lower.startsWith('process.env') || lower.startsWith('os.environ') || lower.startsWith('env(')) return true;
+    const head = value.slice(s, s + 12).toLowerCase();
+    if (head.startsWith('process.env') || head.startsWith('os.environ') || head.startsWith('env(')) return true;
   }
-  if (v.length >= 4 && maskedShare(v) >= 0.6) return true;
-  if (v.includes('...') || v.includes('…')) return true;
-  // Stand-ins put their marker words up front or at the end; long random bodies are only sampled there.
-  if (!(v.length > 96 ? MARKER_HINT.test(v.slice(0, 48)) || MARKER_HINT.test(v.slice(-48)) : MARKER_HINT.test(v))) {
-    return repeatedRun(v);
-  }
-  const segments = letterSegments(v);
-  let marked = false;
-  let covered = 0;
-  for (const s of segments) {
-    if (PLACEHOLDER_MARKERS.has(s) || (s.length >= 3 && /^x+$/.test(s))) {
-      marked = true;
-      covered += s.length;
-    } else if (PLACEHOLDER_FILLERS.has(s)) covered += s.length;
-  }
-  if (marked && covered >= v.length * 0.4) return true;
-  return repeatedRun(v);
-}
-
-/** One character repeated over most of the value (aaaaaaaa…, 00000000). */
-function repeatedRun(v: string): boolean {
+  let masked = 0;
   let run = 1;
   let maxRun = 1;
-  for (let i = 1; i < v.length; i++) {
-    if (v.charCodeAt(i) === v.charCodeAt(i - 1)) {
-      run++;
-      if (run > maxRun) maxRun = run;
-    } else run = 1;
+  let dots = 0;
+  let marked = false;
+  let covered = 0;
+  // Letter segments (split at non-letters and camelCase humps), hashed as they are read.
+  let segHash = 0;
+  let segLen = 0;
+  let segAllX = true;
+  let prevLower = false;
+  for (let i = s; i <= e; i++) {
+    const c = i < e ? value.charCodeAt(i) : 0;
+    if (i < e) {
+      if (isMaskChar(c)) masked++;
+      if (c === 46) {
+        if (++dots >= 3) return true; // "..."
+      } else dots = 0;
+      if (c === 0x2026) return true;
+      if (i > s && c === value.charCodeAt(i - 1)) {
+        if (++run > maxRun) maxRun = run;
+      } else run = 1;
+    }
+    const lower = c >= 97 && c <= 122;
+    const upper = c >= 65 && c <= 90;
+    if ((lower || upper) && !(upper && prevLower)) {
+      segHash = hashStep(segHash, c);
+      segLen++;
+      if ((c | 32) !== 120) segAllX = false;
+    } else {
+      if (segLen > 0) {
+        if (MARKER_HASHES.has(segHash) || (segLen >= 3 && segAllX)) {
+          marked = true;
+          covered += segLen;
+        } else if (FILLER_HASHES.has(segHash)) covered += segLen;
+      }
+      segHash = upper ? hashStep(0, c) : 0;
+      segLen = upper ? 1 : 0;
+      segAllX = !upper || (c | 32) === 120;
+    }
+    prevLower = lower;
   }
-  return v.length >= 6 && maxRun >= Math.max(6, v.length * 0.5);
+  if (len >= 4 && masked >= len * 0.6) return true;
+  if (marked && covered >= len * 0.4) return true;
+  return len >= 6 && maxRun >= Math.max(6, len * 0.5);
 }
 
 /** True for 8-4-4-4-12 hex UUIDs. */
@@ -371,20 +364,34 @@ export interface CsvHeader {
 
 const DELIMITERS = [44, 59, 9, 124]; // , ; tab |
 
-/** Finds the text's first line and the delimiters (`,` `;` tab `|`) it uses; cells are cut only when asked for. */
+/**
+ * Finds the text's first line and the delimiters (`,` `;` tab `|`) it uses as a header would: short cells, few
+ * blanks (a sentence with commas is not a header). Cells are cut only when asked for.
+ */
 export function parseCsvHeader(text: string): CsvHeader {
   const end = text.indexOf('\n');
-  if (end < 0) return { end: -1, delimiters: [] };
+  if (end < 0 || end > 2000) return { end: -1, delimiters: [] };
   const delimiters: number[] = [];
   for (const d of DELIMITERS) {
-    for (let i = 0; i < end; i++) {
-      if (text.charCodeAt(i) === d) {
-        delimiters.push(d);
-        break;
-      }
-    }
+    const at = text.indexOf(String.fromCharCode(d));
+    if (at >= 0 && at < end && looksLikeHeader(text, end, d)) delimiters.push(d);
   }
   return { end, delimiters };
+}
+
+function looksLikeHeader(text: string, end: number, delimiter: number): boolean {
+  let cells = 1;
+  let blanks = 0;
+  let cellLength = 0;
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === delimiter) {
+      cells++;
+      cellLength = 0;
+    } else if (++cellLength > 40) return false;
+    else if (c === 32) blanks++;
+  }
+  return blanks <= cells;
 }
 
 function headerCell(text: string, header: CsvHeader, delimiter: number, column: number): string | undefined {
@@ -405,11 +412,12 @@ function headerCell(text: string, header: CsvHeader, delimiter: number, column: 
  * "phone" in a header be context for a bare number three lines down.
  */
 export function csvHeaderFor(text: string, header: CsvHeader, start: number): string | undefined {
-  if (header.delimiters.length === 0 || start <= header.end) return undefined;
   let lineStart = start;
   const limit = start > 4096 ? start - 4096 : 0;
   while (lineStart > limit && text.charCodeAt(lineStart - 1) !== 10) lineStart--;
   if (lineStart === limit && lineStart > 0) return undefined;
+  if (text.charCodeAt(lineStart) === 124) return markdownHeaderFor(text, lineStart, start);
+  if (header.delimiters.length === 0 || start <= header.end) return undefined;
   for (const delimiter of header.delimiters) {
     let column = 0;
     let quoted = false;
@@ -427,4 +435,29 @@ export function csvHeaderFor(text: string, header: CsvHeader, start: number): st
     return headerCell(text, header, delimiter, column);
   }
   return undefined;
+}
+
+/** Header cell of a markdown table column: the block's first row (above its |---| line), whatever line the text starts with. */
+function markdownHeaderFor(text: string, lineStart: number, start: number): string | undefined {
+  let column = 0;
+  for (let i = lineStart; i < start; i++) if (text.charCodeAt(i) === 124) column++;
+  // Walk up over the table's rows (each starts with '|'), at most 64 lines.
+  let top = lineStart;
+  for (let rows = 0; rows < 64 && top > 0; rows++) {
+    let prev = top - 1;
+    while (prev > 0 && text.charCodeAt(prev - 1) !== 10) prev--;
+    if (text.charCodeAt(prev) !== 124) break;
+    top = prev;
+  }
+  if (top === lineStart) return undefined;
+  let from = top;
+  for (let c = 0; c < column; c++) {
+    const at = text.indexOf('|', from);
+    if (at < 0) return undefined;
+    from = at + 1;
+  }
+  const to = text.indexOf('|', from);
+  const lineEnd = text.indexOf('\n', top);
+  if (to < 0 || (lineEnd >= 0 && to > lineEnd)) return undefined;
+  return text.slice(from, to).trim();
 }
