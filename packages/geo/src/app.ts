@@ -11,9 +11,12 @@ import { registerDatasetRoutes } from './datasets/dataset-routes.ts';
 import { geoMigrations } from './db/migrations/index.ts';
 import type { GeoDb } from './db/schema.ts';
 import { registerEventRoutes } from './events/event-routes.ts';
+import { registerExportRoutes } from './exports/export-routes.ts';
 import { registerGraphRoutes } from './graph/graph-routes.ts';
 import { registerKeyRoutes } from './keys/key-routes.ts';
 import { registerGeoMcp } from './mcp/geo-tools.ts';
+import { registerPrivacyRoutes } from './privacy/privacy-routes.ts';
+import { startGeoWorker } from './worker/geo-worker.ts';
 
 export { GEO_VERSION } from './app-version.ts';
 
@@ -101,7 +104,13 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
   registerActionRoutes(app, ctx);
   registerGraphRoutes(app, ctx);
   registerEventRoutes(app, ctx);
+  registerPrivacyRoutes(app, ctx);
+  registerExportRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
   await registerGeoMcp(app, ctx);
+  if (options.startWorker) {
+    const worker = startGeoWorker(ctx);
+    app.addHook('onClose', () => worker.stop());
+  }
   return { app, ctx };
 }

@@ -1,0 +1,157 @@
+import { type Executor, fromJsonColumn, toIsoString, withTransaction } from '@keel/core';
+import type { Selectable } from 'kysely';
+import type { GeoPrincipal } from '../auth/permissions.ts';
+import type { GeoContext } from '../context.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
+import type { GeoDb, PrivacyRequestTable } from '../db/schema.ts';
+import { GeoErrors } from '../errors.ts';
+import { generateExport, insertExportJob } from '../exports/export-service.ts';
+import { uuidv7 } from '../ids.ts';
+import { hashSubject, redactHash, workspaceSecret } from './subject-hash.ts';
+
+export function mapPrivacyRequest(row: Selectable<PrivacyRequestTable>) {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    type: row.type as 'access' | 'deletion',
+    status: row.status,
+    subjectHash: redactHash(row.subject_hash),
+    result: row.result === null ? null : fromJsonColumn<Record<string, unknown>>(row.result),
+    exportId: row.export_id,
+    createdAt: toIsoString(row.created_at),
+    completedAt: row.completed_at === null ? null : toIsoString(row.completed_at),
+  };
+}
+
+/**
+ * Records a pseudonymous access or deletion request: the subject identifier is hashed with the workspace's
+ * secret before anything is stored or logged, and never kept in clear. Processing happens in the background.
+ */
+export async function submitPrivacyRequest(
+  ctx: GeoContext,
+  _principal: GeoPrincipal,
+  input: { workspaceId: string; type: 'access' | 'deletion'; subject: string },
+) {
+  const subject = input.subject.trim();
+  if (subject.length === 0) throw GeoErrors.privacyInvalid('subject must not be blank');
+  const secret = await workspaceSecret(ctx, input.workspaceId);
+  const row = {
+    id: uuidv7(),
+    workspace_id: input.workspaceId,
+    type: input.type,
+    subject_hash: hashSubject(secret, subject),
+    status: 'pending',
+    attempts: 0,
+    claimed_by: null,
+    claimed_at: null,
+    result: null,
+    export_id: null,
+    created_at: ctx.now().toISOString(),
+    completed_at: null,
+  };
+  await ctx.db.insertInto('privacy_request').values(row).execute();
+  return mapPrivacyRequest(row as Selectable<PrivacyRequestTable>);
+}
+
+export async function listPrivacyRequests(
+  ctx: GeoContext,
+  workspaceId: string,
+  limit: number,
+  cursor: string | undefined,
+) {
+  let query = ctx.db.selectFrom('privacy_request').selectAll().where('workspace_id', '=', workspaceId);
+  const before = decodeCursor('pr', cursor);
+  if (before) query = query.where('id', '<', before);
+  const rows = await query
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  const page = rows.slice(0, limit);
+  return {
+    items: page.map(mapPrivacyRequest),
+    nextCursor: rows.length > limit ? encodeCursor('pr', page.at(-1)!.id) : null,
+  };
+}
+
+async function deleteSubject(trx: Executor<GeoDb>, workspaceId: string, subjectHash: string) {
+  const events = await trx
+    .deleteFrom('tracking_event')
+    .where('workspace_id', '=', workspaceId)
+    .where('subject_hash', '=', subjectHash)
+    .executeTakeFirst();
+  const records = await trx
+    .deleteFrom('dataset_record')
+    .where('workspace_id', '=', workspaceId)
+    .where('subject_hash', '=', subjectHash)
+    .executeTakeFirst();
+  // Earlier access exports hold the subject's data too.
+  const exports = await trx
+    .selectFrom('export_job')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('subject_hash', '=', subjectHash)
+    .execute();
+  for (const { id } of exports) {
+    await trx.deleteFrom('export_chunk').where('export_id', '=', id).execute();
+    await trx
+      .updateTable('export_job')
+      .set({ status: 'failed', error: 'deleted with its subject' })
+      .where('id', '=', id)
+      .execute();
+  }
+  return {
+    eventsDeleted: Number(events.numDeletedRows),
+    derivedRowsDeleted: Number(records.numDeletedRows),
+    exportsDeleted: exports.length,
+  };
+}
+
+/** Processes one claimed request: an access request produces an export of the subject's data; a deletion removes it. */
+export async function processPrivacyRequest(ctx: GeoContext, request: Selectable<PrivacyRequestTable>): Promise<void> {
+  const done = async (result: Record<string, unknown>, exportId: string | null) =>
+    ctx.db
+      .updateTable('privacy_request')
+      .set({
+        status: 'completed',
+        result: JSON.stringify(result),
+        export_id: exportId,
+        completed_at: ctx.now().toISOString(),
+      })
+      .where('id', '=', request.id)
+      .execute();
+  if (request.type === 'deletion') {
+    const result = await withTransaction(ctx.db, (trx) =>
+      deleteSubject(trx, request.workspace_id, request.subject_hash),
+    );
+    await done(result, null);
+    return;
+  }
+  const workspace = await ctx.db
+    .selectFrom('workspace')
+    .select('tenant_id')
+    .where('id', '=', request.workspace_id)
+    .executeTakeFirstOrThrow();
+  const summary = await insertExportJob(ctx, {
+    tenantId: workspace.tenant_id,
+    workspaceId: request.workspace_id,
+    source: 'privacy_access',
+    dataset: null,
+    reportId: null,
+    subjectHash: request.subject_hash,
+    format: 'ndjson',
+  });
+  const job = await ctx.db.selectFrom('export_job').selectAll().where('id', '=', summary.id).executeTakeFirstOrThrow();
+  await ctx.db
+    .updateTable('export_job')
+    .set({ status: 'processing', claimed_by: 'privacy', claimed_at: ctx.now().toISOString() })
+    .where('id', '=', job.id)
+    .execute();
+  await generateExport(ctx, job);
+  const generated = await ctx.db
+    .selectFrom('export_job')
+    .select(['status', 'row_count'])
+    .where('id', '=', job.id)
+    .executeTakeFirstOrThrow();
+  if (generated.status !== 'ready') throw new Error('access export failed');
+  await done({ eventsExported: Number(generated.row_count ?? 0) }, job.id);
+}

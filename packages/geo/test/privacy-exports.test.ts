@@ -1,0 +1,243 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import ExcelJS from 'exceljs';
+import { neutraliseFormula } from '../src/exports/export-writers.ts';
+import { claimJob, runWorkerOnce } from '../src/worker/geo-worker.ts';
+import { buildGeo, call, testDatabaseTargets } from './helper.ts';
+
+test('formula-like cells are neutralised', () => {
+  for (const bad of ['=1+1', '+1', '-1', '@SUM(A1)', '\tx', '\rx']) assert.equal(neutraliseFormula(bad), `'${bad}`);
+  assert.equal(neutraliseFormula('plain'), 'plain');
+});
+
+for (const target of testDatabaseTargets()) {
+  describe(`privacy requests and exports (${target.dialect})`, () => {
+    const track = (app: any, token: string, userId: string, n: number) =>
+      call(app, 'POST', '/api/v2/geo/events', {
+        body: {
+          consent: { analytics: true },
+          events: Array.from({ length: n }, (_, i) => ({ type: 'event', name: 'view', userId, url: `/p/${i}` })),
+        },
+        headers: { 'x-site-token': token },
+      });
+
+    test('the subject is hashed on arrival and never stored in clear; GET shows redacted hashes and status', async (t) => {
+      const { app, a, b, db } = await buildGeo(t, target);
+      const submitted = await call(app, 'POST', '/api/v1/geo/privacy', {
+        key: a.keys.write,
+        body: { workspaceId: a.workspaceId, type: 'access', subject: 'Jane@Example.org' },
+      });
+      assert.equal(submitted.status, 202);
+      assert.equal(submitted.body.status, 'pending');
+      assert.match(submitted.body.subjectHash, /^[0-9a-f]{8}…$/);
+      const dump = JSON.stringify(await db.selectFrom('privacy_request').selectAll().execute());
+      assert.equal(dump.toLowerCase().includes('jane@example.org'), false);
+      const list = await call(app, 'GET', `/api/v1/geo/privacy?workspaceId=${a.workspaceId}`, { key: a.keys.read });
+      assert.equal(list.status, 200);
+      assert.equal(list.body.items.length, 1);
+      assert.equal(list.body.items[0].subjectHash, submitted.body.subjectHash);
+      assert.equal(
+        (
+          await call(app, 'POST', '/api/v1/geo/privacy', {
+            key: a.keys.read,
+            body: { workspaceId: a.workspaceId, type: 'access', subject: 'x' },
+          })
+        ).status,
+        403,
+      );
+      assert.equal(
+        (await call(app, 'GET', `/api/v1/geo/privacy?workspaceId=${a.workspaceId}`, { key: b.keys.read })).status,
+        403,
+      );
+      const bad = await call(app, 'POST', '/api/v1/geo/privacy', {
+        key: a.keys.write,
+        body: { workspaceId: a.workspaceId, type: 'erase', subject: 'x' },
+      });
+      assert.equal(bad.status, 400);
+    });
+
+    test("deletion removes the subject's events and derived rows in the background, and records completion", async (t) => {
+      const { app, a, ctx, db } = await buildGeo(t, target);
+      await track(app, a.siteToken, 'jane', 3);
+      await track(app, a.siteToken, 'john', 2);
+      await call(app, 'POST', '/api/v1/geo/signals', {
+        key: a.keys.admin,
+        headers: { 'idempotency-key': 'derived' },
+        body: {
+          workspaceId: a.workspaceId,
+          records: [{ dataset: 'attribution', definitionVersion: 'a/1', data: { touch: 'chatgpt' }, subject: 'JANE' }],
+        },
+      });
+      const request = await call(app, 'POST', '/api/v1/geo/privacy', {
+        key: a.keys.write,
+        body: { workspaceId: a.workspaceId, type: 'deletion', subject: 'jane' },
+      });
+      assert.equal(await runWorkerOnce(ctx, 'w1'), 1);
+      const list = await call(app, 'GET', `/api/v1/geo/privacy?workspaceId=${a.workspaceId}`, { key: a.keys.read });
+      const done = list.body.items.find((r: any) => r.id === request.body.id);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(done.result, { eventsDeleted: 3, derivedRowsDeleted: 1, exportsDeleted: 0 });
+      assert.ok(done.completedAt);
+      const left = await db.selectFrom('tracking_event').select('subject_hash').execute();
+      assert.equal(left.length, 2, "john's events stay");
+      assert.equal(
+        (await db.selectFrom('dataset_record').selectAll().where('dataset', '=', 'attribution').execute()).length,
+        0,
+      );
+    });
+
+    test("access produces an export of the subject's data (download needs geo:write)", async (t) => {
+      const { app, a, ctx } = await buildGeo(t, target);
+      await track(app, a.siteToken, 'jane', 4);
+      await track(app, a.siteToken, 'john', 1);
+      const request = await call(app, 'POST', '/api/v1/geo/privacy', {
+        key: a.keys.write,
+        body: { workspaceId: a.workspaceId, type: 'access', subject: 'jane' },
+      });
+      await runWorkerOnce(ctx, 'w1');
+      const list = await call(app, 'GET', `/api/v1/geo/privacy?workspaceId=${a.workspaceId}`, { key: a.keys.read });
+      const done = list.body.items.find((r: any) => r.id === request.body.id);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(done.result, { eventsExported: 4 });
+      const file = await call(app, 'GET', `/api/v1/geo/exports/${done.exportId}`, { key: a.keys.write });
+      assert.equal(file.status, 200);
+      assert.match(String(file.headers['content-type']), /ndjson/);
+      const lines = file.raw.body
+        .trim()
+        .split('\n')
+        .map((l: string) => JSON.parse(l));
+      assert.equal(lines.length, 4);
+      assert.ok(lines.every((l: any) => l.name === 'view'));
+      assert.equal((await call(app, 'GET', `/api/v1/geo/exports/${done.exportId}`, { key: a.keys.read })).status, 403);
+    });
+
+    test('exports: 202 then the file with the right content type in every format; formulas neutralised', async (t) => {
+      const { app, a, ctx } = await buildGeo(t, target);
+      await call(app, 'POST', '/api/v1/geo/signals', {
+        key: a.keys.admin,
+        headers: { 'idempotency-key': 'x1' },
+        body: {
+          workspaceId: a.workspaceId,
+          records: [
+            {
+              dataset: 'campaigns',
+              definitionVersion: 'c/1',
+              key: '=HYPERLINK("http://evil")',
+              data: { name: '@SUM(A1)', budget: 10 },
+            },
+            { dataset: 'campaigns', definitionVersion: 'c/1', key: 'plain', data: { name: 'Spring', budget: -5 } },
+            {
+              dataset: 'reports',
+              definitionVersion: 'weekly/1',
+              runId: 'r1',
+              data: {
+                title: 'Week 1',
+                rows: [
+                  { engine: 'chatgpt', visits: 10 },
+                  { engine: 'perplexity', visits: 4 },
+                ],
+              },
+            },
+          ],
+        },
+      });
+      const expected: Record<string, RegExp> = {
+        json: /application\/json/,
+        csv: /text\/csv/,
+        ndjson: /ndjson/,
+        xlsx: /spreadsheetml/,
+        pdf: /application\/pdf/,
+      };
+      const ids: Record<string, string> = {};
+      for (const format of Object.keys(expected)) {
+        const created = await call(app, 'POST', '/api/v1/geo/exports', {
+          key: a.keys.read,
+          body: { workspaceId: a.workspaceId, source: 'dataset', dataset: 'campaigns', format },
+        });
+        assert.equal(created.status, 202);
+        ids[format] = created.body.id;
+      }
+      const pending = await call(app, 'GET', `/api/v1/geo/exports/${ids.csv}`, { key: a.keys.read });
+      assert.equal(pending.status, 202);
+      assert.equal(pending.headers['retry-after'], '2');
+      await runWorkerOnce(ctx, 'w1');
+      for (const [format, type] of Object.entries(expected)) {
+        const file = await app.inject({
+          method: 'GET',
+          url: `/api/v1/geo/exports/${ids[format]}`,
+          headers: { authorization: `Bearer ${a.keys.read}` },
+        });
+        assert.equal(file.statusCode, 200, format);
+        assert.match(String(file.headers['content-type']), type);
+        assert.match(String(file.headers['content-disposition']), new RegExp(`\\.${format}"`));
+        if (format === 'csv') {
+          assert.match(file.body, /'=HYPERLINK/);
+          assert.match(file.body, /'@SUM\(A1\)/);
+          assert.doesNotMatch(file.body, /(^|,)=HYPERLINK/m);
+        }
+        if (format === 'json') assert.equal(JSON.parse(file.body).length, 2);
+        if (format === 'pdf') assert.equal(file.rawPayload.subarray(0, 5).toString(), '%PDF-');
+        if (format === 'xlsx') {
+          const workbook = new ExcelJS.Workbook();
+          await workbook.xlsx.load(file.rawPayload as never);
+          const values = workbook.worksheets[0]!.getSheetValues().flat().map(String);
+          assert.ok(values.includes('\'=HYPERLINK("http://evil")'), 'neutralised in XLSX');
+          assert.ok(values.includes("'@SUM(A1)"));
+          assert.ok(!values.some((v) => v.startsWith('=')));
+        }
+      }
+      const report = await call(app, 'GET', `/api/v1/geo/analytics?workspaceId=${a.workspaceId}&dataset=reports`, {
+        key: a.keys.read,
+      });
+      const pdf = await call(app, 'POST', '/api/v1/geo/exports', {
+        key: a.keys.read,
+        body: { workspaceId: a.workspaceId, source: 'report', reportId: report.body.items[0].id, format: 'pdf' },
+      });
+      assert.equal(pdf.status, 202);
+      await runWorkerOnce(ctx, 'w1');
+      const reportPdf = await app.inject({
+        method: 'GET',
+        url: `/api/v1/geo/exports/${pdf.body.id}`,
+        headers: { authorization: `Bearer ${a.keys.read}` },
+      });
+      assert.equal(reportPdf.statusCode, 200);
+      assert.equal(reportPdf.rawPayload.subarray(0, 5).toString(), '%PDF-');
+    });
+
+    test("expired, another tenant's and unknown exports are the same 403", async (t) => {
+      const geo = await buildGeo(t, target);
+      const { app, a, b, ctx } = geo;
+      const created = await call(app, 'POST', '/api/v1/geo/exports', {
+        key: a.keys.read,
+        body: { workspaceId: a.workspaceId, source: 'dataset', dataset: 'metrics', format: 'json' },
+      });
+      await runWorkerOnce(ctx, 'w1');
+      assert.equal(
+        (await call(app, 'GET', `/api/v1/geo/exports/${created.body.id}`, { key: a.keys.read })).status,
+        200,
+      );
+      const foreign = await call(app, 'GET', `/api/v1/geo/exports/${created.body.id}`, { key: b.keys.admin });
+      const unknown = await call(app, 'GET', '/api/v1/geo/exports/0195f3a2-7c1e-7d4b-9a61-3e2f1c0b5a77', {
+        key: a.keys.read,
+      });
+      const junk = await call(app, 'GET', '/api/v1/geo/exports/not-a-uuid', { key: a.keys.read });
+      geo.clock.now = new Date(Date.now() + 25 * 3_600_000);
+      const expired = await call(app, 'GET', `/api/v1/geo/exports/${created.body.id}`, { key: a.keys.read });
+      for (const response of [foreign, unknown, junk, expired]) {
+        assert.equal(response.status, 403);
+        assert.equal(response.body.error.code, 'GEO_EXPORT_FORBIDDEN');
+      }
+      assert.equal((await call(app, 'GET', `/api/v1/geo/exports/${created.body.id}`)).status, 401);
+    });
+
+    test('a job is claimed by exactly one of several workers', async (t) => {
+      const { app, a, ctx } = await buildGeo(t, target);
+      await call(app, 'POST', '/api/v1/geo/exports', {
+        key: a.keys.read,
+        body: { workspaceId: a.workspaceId, source: 'dataset', dataset: 'metrics', format: 'csv' },
+      });
+      const claims = await Promise.all(['w1', 'w2', 'w3', 'w4'].map((w) => claimJob(ctx, 'export_job', w)));
+      assert.equal(claims.filter(Boolean).length, 1);
+    });
+  });
+}
