@@ -7,7 +7,7 @@ import type { Candidate } from './types.ts';
 const foldTable = new Map<number, number>();
 
 /** Case-folds one UTF-16 code unit (simple one-to-one folding; multi-unit lower-casings keep the original). */
-export function foldUnit(c: number): number {
+function foldUnit(c: number): number {
   if (c < 128) return c >= 65 && c <= 90 ? c + 32 : c;
   let f = foldTable.get(c);
   if (f === undefined) {

@@ -10,11 +10,6 @@ export function isUpper(c: number): boolean {
   return c >= 65 && c <= 90;
 }
 
-/** a-z */
-export function isLower(c: number): boolean {
-  return c >= 97 && c <= 122;
-}
-
 /** A-Z, a-z, 0-9 */
 export function isAlnum(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);

@@ -2,11 +2,6 @@
 import { finalScore, formatScore } from './scoring.ts';
 import type { AiScore, Candidate, Decision, Detection, EngineSettings, PlaceholderFor } from './types.ts';
 
-export interface Thresholds {
-  allow: number;
-  block: number;
-}
-
 export interface DecisionConfig {
   settings: EngineSettings;
   /** Per-pattern overrides by detection type; a missing side falls back to the settings. */
@@ -15,15 +10,6 @@ export interface DecisionConfig {
 
 /** `[TYPE]`, the placeholder /detect uses. */
 export const defaultPlaceholder: PlaceholderFor = (type) => `[${type}]`;
-
-/** The allow and block thresholds that apply to a detection type. */
-export function thresholdsFor(config: DecisionConfig, type: string): Thresholds {
-  const o = config.overrides.get(type);
-  return {
-    allow: o?.allow ?? config.settings.allowThreshold,
-    block: o?.block ?? config.settings.blockThreshold,
-  };
-}
 
 interface Reported {
   c: Candidate;

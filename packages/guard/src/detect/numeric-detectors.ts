@@ -150,6 +150,21 @@ const NUMBER_NEGATIVE_WORDS = [
   'pid',
   'timestamp',
   'customer',
+  'shipment',
+  'shipping',
+  'parcel',
+  'package',
+  'delivery',
+  'awb',
+  'consignment',
+  'orderid',
+  'ordernumber',
+  'invoiceid',
+  'ticketid',
+  'receipt',
+  'sku',
+  'part',
+  'model',
   'suivi',
   'sendungsnummer',
   'seguimiento',
@@ -233,6 +248,21 @@ const VERSION_WORDS = [
   'oid',
   'assemblyversion',
   'baseline',
+  'upgraded',
+  'upgrading',
+  'downgrade',
+  'downgraded',
+  'bump',
+  'bumped',
+  'pinned',
+  'requires',
+  'dependency',
+  'hotfix',
+  'beta',
+  'alpha',
+  'rc',
+  'lts',
+  'ver.',
   'fileversion',
   'productversion',
 ];
@@ -243,7 +273,23 @@ const PHONE_LEX = lexicon(PHONE_WORDS, NUMBER_NEGATIVE_WORDS);
 const IP_LEX = lexicon(IP_WORDS, VERSION_WORDS);
 const VERSION_AFTER_LEX = lexicon(
   [],
-  ['kernel', 'update', 'upgrade', 'release', 'build', 'version', 'patch', 'firmware', 'changelog'],
+  [
+    'kernel',
+    'update',
+    'upgrade',
+    'release',
+    'build',
+    'version',
+    'patch',
+    'firmware',
+    'changelog',
+    'hotfix',
+    'beta',
+    'rc',
+    'lts',
+    'sdk',
+    'runtime',
+  ],
 );
 
 /** Context for a number-like match: words in the 40 characters before it on its line, else its CSV column header. */
@@ -398,6 +444,10 @@ function scanIpv4(st: ScanState, start: number, end: number): number {
   if (!st.sel.ip) return end;
   const value = t.slice(start, end);
   if (value.charCodeAt(0) === 48 && value !== '0.0.0.0') return end;
+  // Version pins: foo==1.2.3.4, pkg>=1.2.3.4, lib~=1.2.3.4 (user@1.2.3.4 is an ssh target, so @ is no sign).
+  const p1 = start > 0 ? t.charCodeAt(start - 1) : 0;
+  const p2 = start > 1 ? t.charCodeAt(start - 2) : 0;
+  if (p1 === 61 && (p2 === 61 || p2 === 126 || p2 === 60 || p2 === 62 || p2 === 33)) return end;
   const ctx = ipContext(st, start, end);
   st.emit('IP_ADDRESS', start, end, evidence({ valid: true, context: ctx, strength: 0.8 }));
   return end;

@@ -154,30 +154,6 @@ function isKeyChar(c: number): boolean {
   return isWordCode(c) || c === 45 || c === 46;
 }
 
-/** The cheap pre-test the scanner applies to every word: could this word end a key whose value follows? */
-export function mayEndKey(lastFolded: number): boolean {
-  // d: password, passwd, pwd, passwort; s: pass, credentials; t: secret; e: passcode, passphrase; n: token;
-  // y: key; h: auth; l: credential; w: pw; a: senha, parola; o: haslo; r: authorization; ь: пароль
-  switch (lastFolded) {
-    case 100:
-    case 115:
-    case 116:
-    case 101:
-    case 110:
-    case 121:
-    case 104:
-    case 108:
-    case 119:
-    case 97:
-    case 111:
-    case 114:
-    case 0x44c:
-      return true;
-    default:
-      return false;
-  }
-}
-
 interface ValueSpan {
   start: number;
   end: number;
@@ -657,7 +633,15 @@ export function scanPasswordMention(st: ScanState, e: number): number {
     if (FREE_TEXT_STOP.has(w.toLowerCase())) continue;
     if (knownSecretPrefixAt(t, a)) return -1;
     if (passwordLike(w)) {
-      st.emit('GENERIC_PASSWORD', a, b, evidence({ context: 1, strength: passwordStrength(w) }), -0.08);
+      // A mixed password named as one blocks like an assigned one; a word-only passphrase in prose is masked.
+      const strong = charClassCount(w) >= 3 && w.length >= 8;
+      st.emit(
+        'GENERIC_PASSWORD',
+        a,
+        b,
+        evidence({ valid: strong ? true : null, context: 1, strength: passwordStrength(w) }),
+        strong ? -0.04 : -0.08,
+      );
       return b;
     }
   }
@@ -755,6 +739,3 @@ export const PASSWORD_MENTION_WORDS = [
   'parola',
   'пароль',
 ];
-
-/** True for an ASCII letter or digit (re-exported for the scanner). */
-export const isKeyAlnum = isAlnum;
