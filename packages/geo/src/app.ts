@@ -16,6 +16,7 @@ import { registerGraphRoutes } from './graph/graph-routes.ts';
 import { registerKeyRoutes } from './keys/key-routes.ts';
 import { registerGeoMcp } from './mcp/geo-tools.ts';
 import { registerPrivacyRoutes } from './privacy/privacy-routes.ts';
+import { registerShareRoutes } from './shares/share-routes.ts';
 import { startGeoWorker } from './worker/geo-worker.ts';
 
 export { GEO_VERSION } from './app-version.ts';
@@ -106,6 +107,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
   registerEventRoutes(app, ctx);
   registerPrivacyRoutes(app, ctx);
   registerExportRoutes(app, ctx);
+  registerShareRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
   await registerGeoMcp(app, ctx);
   if (options.startWorker) {

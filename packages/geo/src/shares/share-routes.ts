@@ -1,0 +1,161 @@
+import type { App } from '@keel/core';
+import { Type } from 'typebox';
+import { requireWorkspace } from '../auth/geo-auth.ts';
+import type { GeoContext } from '../context.ts';
+import { commonErrors, ErrorSchema, keySecurity, Nullable, Timestamp, Uuid } from '../http-schemas.ts';
+import { authenticated, principalOf } from '../routes-auth.ts';
+import { SHARE_PAGE_CSS, SHARE_PAGE_HTML, SHARE_PAGE_JS } from './share-page.ts';
+import { createShare, listShares, readSharedDashboard, revokeShare } from './share-service.ts';
+
+const tags = ['shares'];
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const ShareSchema = Type.Object({
+  id: Type.String(),
+  workspaceId: Type.String(),
+  dashboardId: Type.String(),
+  status: Type.String({ description: '`active`, `expired` or `revoked`' }),
+  expiresAt: Timestamp,
+  revokedAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+});
+const DashboardParams = Type.Object({
+  dashboardId: Type.String({ maxLength: 64, description: 'A record of the `dashboards` dataset' }),
+});
+const Point = Type.Object({ at: Timestamp, value: Type.Number() });
+const SharedDashboard = Type.Object({
+  dashboard: Type.Object({
+    id: Type.String(),
+    title: Type.String(),
+    description: Nullable(Type.String()),
+    version: Type.Object({
+      definitionVersion: Type.String(),
+      runId: Nullable(Type.String()),
+      importId: Nullable(Type.String()),
+      computedAt: Timestamp,
+    }),
+    widgets: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        title: Type.String(),
+        type: Type.String(),
+        metric: Type.String(),
+        points: Type.Array(Point),
+      }),
+    ),
+  }),
+  expiresAt: Timestamp,
+});
+
+export function registerShareRoutes(app: App, ctx: GeoContext): void {
+  app.post(
+    '/api/v1/geo/dashboards/:dashboardId/shares',
+    {
+      schema: {
+        tags,
+        security: keySecurity,
+        summary: 'Share a dashboard read-only',
+        description: `Needs \`geo:write\`. Creates a share of exactly one dashboard (a record of the \`dashboards\` dataset) with an expiry (\`expiresInHours\`, 1 to \`GEO_SHARE_MAX_DAYS\`×24, default 168). The token (~190 bits) is in the response once and stored only as a SHA-256 hash. \`url\` is the web page (the token travels in the URL fragment, so it never reaches server logs or Referer headers); \`GET /api/v1/geo/shared-dashboard\` with header \`x-share-token\` returns the same data as JSON.`,
+        params: DashboardParams,
+        body: Type.Object(
+          {
+            workspaceId: Uuid('The workspace'),
+            expiresInHours: Type.Integer({ minimum: 1, maximum: 24 * 3650, default: 168 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Type.Intersect([
+            ShareSchema,
+            Type.Object({ token: Type.String({ description: 'Shown once' }), url: Type.String() }),
+          ]),
+          404: ErrorSchema,
+          ...commonErrors,
+        },
+      },
+      onRequest: authenticated(ctx, 'geo:write'),
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const workspaceId = await requireWorkspace(ctx, principal, request.body.workspaceId);
+      const share = await createShare(ctx, principal, {
+        workspaceId,
+        dashboardId: request.params.dashboardId,
+        expiresInHours: request.body.expiresInHours,
+      });
+      return reply.status(201).send(share);
+    },
+  );
+
+  app.get(
+    '/api/v1/geo/dashboards/:dashboardId/shares',
+    {
+      schema: {
+        tags,
+        security: keySecurity,
+        summary: "List a dashboard's shares",
+        description: 'Needs `geo:read`. At most 100, newest first; tokens are never shown again.',
+        params: DashboardParams,
+        querystring: Type.Object({ workspaceId: Uuid('The workspace') }),
+        response: { 200: Type.Object({ items: Type.Array(ShareSchema) }), 404: ErrorSchema, ...commonErrors },
+      },
+      onRequest: authenticated(ctx, 'geo:read'),
+    },
+    async (request) => {
+      const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
+      return listShares(ctx, workspaceId, request.params.dashboardId);
+    },
+  );
+
+  app.delete(
+    '/api/v1/geo/dashboards/:dashboardId/shares/:shareId',
+    {
+      schema: {
+        tags,
+        security: keySecurity,
+        summary: 'Revoke a share',
+        description: 'Needs `geo:write`. Takes effect at once; revoking twice is a 204 too.',
+        params: Type.Object({ dashboardId: Type.String({ maxLength: 64 }), shareId: Type.String({ maxLength: 64 }) }),
+        querystring: Type.Object({ workspaceId: Uuid('The workspace') }),
+        response: { 204: Type.Null({ description: 'Revoked' }), 404: ErrorSchema, ...commonErrors },
+      },
+      onRequest: authenticated(ctx, 'geo:write'),
+    },
+    async (request, reply) => {
+      const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
+      await revokeShare(ctx, workspaceId, request.params.dashboardId, request.params.shareId);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/v1/geo/shared-dashboard',
+    {
+      schema: {
+        tags,
+        summary: 'Read a shared dashboard by token (no API key)',
+        description:
+          'Header `x-share-token`. Read-only, one dashboard: its title and widgets with their metric series. Unknown, revoked and expired tokens all get the same 404 `GEO_SHARE_NOT_FOUND`.',
+        headers: Type.Object({ 'x-share-token': Type.Optional(Type.String({ maxLength: 200 })) }),
+        response: { 200: SharedDashboard, 404: ErrorSchema, 400: ErrorSchema, 429: ErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const token = request.headers['x-share-token'];
+      return readSharedDashboard(ctx, typeof token === 'string' ? token : undefined);
+    },
+  );
+
+  const page = (path: string, type: string, body: string) =>
+    app.get(path, { schema: { hide: true } }, async (_request, reply) =>
+      reply
+        .header('content-type', type)
+        .header('content-security-policy', PAGE_CSP)
+        .header('cache-control', 'no-cache')
+        .send(body),
+    );
+  page('/shared/dashboard', 'text/html; charset=utf-8', SHARE_PAGE_HTML);
+  page('/shared/dashboard.js', 'text/javascript; charset=utf-8', SHARE_PAGE_JS);
+  page('/shared/dashboard.css', 'text/css; charset=utf-8', SHARE_PAGE_CSS);
+}
