@@ -10,6 +10,7 @@ import { engineMigrations } from './db/migrations/index.ts';
 import type { EngineDb } from './db/schema.ts';
 import { installMerchantAuth, rateLimitKey } from './http/merchant-auth.ts';
 import { installPaymentDataGuard } from './http/payment-data-guard.ts';
+import { addSharedSchemas } from './http/schemas.ts';
 import { registerCatalogMcp } from './mcp/catalog-mcp.ts';
 import { registerMerchantRoutes } from './merchants/merchant-routes.ts';
 import { createPrincipalCache } from './merchants/principal.ts';
@@ -140,6 +141,7 @@ reference contract, authenticated with a merchant key.\n\n${AUTH}`,
   );
 
   for (const app of [rest, webhook, mcp]) {
+    addSharedSchemas(app);
     installMerchantAuth(app, ctx);
     installPaymentDataGuard(app);
   }

@@ -1,15 +1,27 @@
 import { type TSchema, Type } from 'typebox';
 import { UUID_PATTERN } from '../ids.ts';
 
-/** The REST error body every engine endpoint uses. */
-export const ErrorSchema = Type.Object({
-  error: Type.Object({
-    code: Type.String(),
-    message: Type.String(),
-    traceId: Type.String(),
-    details: Type.Optional(Type.Array(Type.Object({ path: Type.Optional(Type.String()), message: Type.String() }))),
-  }),
+/** The REST error body every engine endpoint uses; registered once per app (`addSharedSchemas`) and referenced. */
+export const ErrorBodySchema = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      traceId: Type.String(),
+      details: Type.Optional(Type.Array(Type.Object({ path: Type.Optional(Type.String()), message: Type.String() }))),
+    }),
+  },
+  { $id: 'EngineError', title: 'Error' },
+);
+
+export const ErrorSchema = Type.Unsafe<{ error: { code: string; message: string; traceId: string } }>({
+  $ref: 'EngineError#',
 });
+
+/** Registers the shared schemas on an app (before its routes). */
+export function addSharedSchemas(app: { addSchema(schema: unknown): unknown }): void {
+  app.addSchema(ErrorBodySchema);
+}
 
 /** Error responses shared by every authenticated route. */
 export const commonErrors = {
