@@ -33,8 +33,17 @@ async function main(argv: string[]): Promise<number> {
       await migrateCommand(rest, process.env, process.stdout);
       return 0;
     case 'detect': {
-      const { values, positionals } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, allowPositionals: true });
-      return detectCommand({ json: values.json ?? false, paths: positionals }, process.env, process.stdout, process.stderr);
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { json: { type: 'boolean', default: false } },
+        allowPositionals: true,
+      });
+      return detectCommand(
+        { json: values.json ?? false, paths: positionals },
+        process.env,
+        process.stdout,
+        process.stderr,
+      );
     }
     case undefined:
     case 'help':
@@ -45,7 +54,12 @@ async function main(argv: string[]): Promise<number> {
     default: {
       const contributed = serviceCommands().find((c) => c.name === command);
       if (!contributed) throw new UsageError(`unknown command "${command}"\n\n${help()}`);
-      return contributed.run(rest, { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin });
+      return contributed.run(rest, {
+        env: process.env,
+        stdout: process.stdout,
+        stderr: process.stderr,
+        stdin: process.stdin,
+      });
     }
   }
 }

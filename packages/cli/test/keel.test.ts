@@ -60,14 +60,25 @@ describe('keel start', () => {
     const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 
     const child = spawn(process.execPath, [KEEL, 'start', 'guard'], {
-      env: { ...process.env, GUARD_PORT: '0', KEEL_DATA_DIR: tempDir(t), AI_MODEL_URL: upstreamUrl, AI_TIMEOUT_MS: '5000', LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        GUARD_PORT: '0',
+        KEEL_DATA_DIR: tempDir(t),
+        AI_MODEL_URL: upstreamUrl,
+        AI_TIMEOUT_MS: '5000',
+        LOG_LEVEL: 'warn',
+      },
     });
     t.after(() => child.kill('SIGKILL'));
     const [, base] = await waitForLine(child, /guard listening on (http:\/\/127\.0\.0\.1:\d+)/);
     const health = await fetch(`${base}/healthz`);
     assert.equal(await health.text(), 'UP');
 
-    const inFlight = fetch(`${base}/detect`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'mail jane.doe@example.org' }) });
+    const inFlight = fetch(`${base}/detect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'mail jane.doe@example.org' }),
+    });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
@@ -107,7 +118,10 @@ describe('keel migrate', () => {
 describe('keel detect', () => {
   test('prints path:line:col TYPE score with values masked, and exits 1 when something would be blocked', async (t) => {
     const dir = tempDir(t);
-    fs.writeFileSync(path.join(dir, 'app.env'), 'PORT=8080\nAWS_ACCESS_KEY_ID=AKIAQ3EGRTZ7VKD4LN2X\nADMIN=jane.doe@example.org\n');
+    fs.writeFileSync(
+      path.join(dir, 'app.env'),
+      'PORT=8080\nAWS_ACCESS_KEY_ID=AKIAQ3EGRTZ7VKD4LN2X\nADMIN=jane.doe@example.org\n',
+    );
     const result = await run(['detect', path.join(dir, 'app.env')]);
     assert.equal(result.code, 1);
     const lines = result.stdout.trim().split('\n');
@@ -122,8 +136,14 @@ describe('keel detect', () => {
     fs.writeFileSync(path.join(dir, 'clean.txt'), 'version 1.2.3, order 1042\n');
     const result = await run(['detect', '--json', dir]);
     assert.equal(result.code, 0, 'an email is masked, not blocked');
-    const findings = result.stdout.trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(findings.map((f) => [path.basename(f.path), f.line, f.column, f.type, f.blocked]), [['notes.md', 1, 10, 'EMAIL', false]]);
+    const findings = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      findings.map((f) => [path.basename(f.path), f.line, f.column, f.type, f.blocked]),
+      [['notes.md', 1, 10, 'EMAIL', false]],
+    );
     assert.match(findings[0].masked, /^ja\*+rg$/);
   });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { openCache } from '../src/index.ts';
 
 const targets: { name: string; redisUrl: string | undefined }[] = [{ name: 'memory', redisUrl: undefined }];

@@ -25,36 +25,51 @@ describe('configuration', () => {
   });
 
   test('a bad value stops start-up with a message naming the variable', () => {
-    assert.throws(() => read({ GUARD_PORT: 'eighty' }), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.match(error.message, /GUARD_PORT must be an integer from 0 to 65535 \(got "eighty"\)/);
-      return true;
-    });
+    assert.throws(
+      () => read({ GUARD_PORT: 'eighty' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, /GUARD_PORT must be an integer from 0 to 65535 \(got "eighty"\)/);
+        return true;
+      },
+    );
   });
 
   test('every bad variable is listed at once', () => {
-    assert.throws(() => read({ GEO_PORT: '70000', SECURITY_HEADERS_ENABLED: 'maybe', LOG_LEVEL: 'loud' }), (error: Error) => {
-      assert.match(error.message, /GEO_PORT/);
-      assert.match(error.message, /SECURITY_HEADERS_ENABLED must be true or false/);
-      assert.match(error.message, /LOG_LEVEL must be one of/);
-      return true;
-    });
+    assert.throws(
+      () => read({ GEO_PORT: '70000', SECURITY_HEADERS_ENABLED: 'maybe', LOG_LEVEL: 'loud' }),
+      (error: Error) => {
+        assert.match(error.message, /GEO_PORT/);
+        assert.match(error.message, /SECURITY_HEADERS_ENABLED must be true or false/);
+        assert.match(error.message, /LOG_LEVEL must be one of/);
+        return true;
+      },
+    );
   });
 
   test('secret values are never echoed in errors', () => {
-    assert.throws(() => read({ DATABASE_URL: 'mysql://user:hunter2@db/x' }), (error: Error) => {
-      assert.match(error.message, /DATABASE_URL must be a URL/);
-      assert.doesNotMatch(error.message, /hunter2/);
-      return true;
-    });
-    assert.throws(() => read({ KEEL_SECRET_KEY: 'short-secret' }), (error: Error) => {
-      assert.doesNotMatch(error.message, /short-secret/);
-      return true;
-    });
+    assert.throws(
+      () => read({ DATABASE_URL: 'mysql://user:hunter2@db/x' }),
+      (error: Error) => {
+        assert.match(error.message, /DATABASE_URL must be a URL/);
+        assert.doesNotMatch(error.message, /hunter2/);
+        return true;
+      },
+    );
+    assert.throws(
+      () => read({ KEEL_SECRET_KEY: 'short-secret' }),
+      (error: Error) => {
+        assert.doesNotMatch(error.message, /short-secret/);
+        return true;
+      },
+    );
   });
 
   test('lists and booleans are parsed', () => {
-    const { core, http } = read({ CORS_ALLOWED_ORIGINS: 'https://a.example, https://b.example', KEEL_ALLOW_PRIVATE_URLS: 'true' });
+    const { core, http } = read({
+      CORS_ALLOWED_ORIGINS: 'https://a.example, https://b.example',
+      KEEL_ALLOW_PRIVATE_URLS: 'true',
+    });
     assert.deepEqual(http.corsAllowedOrigins, ['https://a.example', 'https://b.example']);
     assert.equal(core.allowPrivateUrls, true);
   });

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type Generated, type Kysely, sql } from 'kysely';
-import { columnTypes, isUniqueViolation, type MigrationSet, migrateToLatest, pingDatabase, toIsoString, withTransaction } from '../src/index.ts';
+import {
+  columnTypes,
+  isUniqueViolation,
+  type MigrationSet,
+  migrateToLatest,
+  pingDatabase,
+  toIsoString,
+  withTransaction,
+} from '../src/index.ts';
 import { openTestDatabase, testDatabaseTargets } from '../src/testing.ts';
 
 interface TestDb {
@@ -55,10 +63,20 @@ for (const target of testDatabaseTargets()) {
       t.after(() => database.close());
       await migrateToLatest(database.db, migrations);
       const now = new Date().toISOString();
-      const row = await database.db.insertInto('stock').values({ sku: 'a', qty: 2, created_at: now, data: JSON.stringify({ x: 1 }) }).returningAll().executeTakeFirstOrThrow();
+      const row = await database.db
+        .insertInto('stock')
+        .values({ sku: 'a', qty: 2, created_at: now, data: JSON.stringify({ x: 1 }) })
+        .returningAll()
+        .executeTakeFirstOrThrow();
       assert.equal(typeof row.id, 'number');
       assert.equal(toIsoString(row.created_at), now);
-      const take = () => database.db.updateTable('stock').set({ qty: sql`qty - 1` }).where('sku', '=', 'a').where('qty', '>=', 1).executeTakeFirst();
+      const take = () =>
+        database.db
+          .updateTable('stock')
+          .set({ qty: sql`qty - 1` })
+          .where('sku', '=', 'a')
+          .where('qty', '>=', 1)
+          .executeTakeFirst();
       assert.equal(Number((await take()).numUpdatedRows), 1);
       assert.equal(Number((await take()).numUpdatedRows), 1);
       assert.equal(Number((await take()).numUpdatedRows), 0);
@@ -66,6 +84,46 @@ for (const target of testDatabaseTargets()) {
         database.db.insertInto('stock').values({ sku: 'a', qty: 1, created_at: now, data: null }).execute(),
         (error: unknown) => isUniqueViolation(error),
       );
+    });
+  });
+}
+
+for (const target of testDatabaseTargets()) {
+  describe(`migrations on ${target.dialect}`, () => {
+    test('a failing migration leaves nothing applied, and names itself', async (t) => {
+      const database = await openTestDatabase<any>(target, 'core');
+      t.after(() => database.close());
+      const broken: MigrationSet = {
+        ...migrations,
+        '0002_broken': {
+          async up(db: Kysely<any>) {
+            await sql`select * from no_such_table`.execute(db);
+          },
+        },
+      };
+      await assert.rejects(migrateToLatest(database.db, broken), /migration 0002_broken failed/);
+      assert.deepEqual(
+        await migrateToLatest(database.db, migrations),
+        ['0001_stock'],
+        'the first migration was rolled back too',
+      );
+    });
+
+    test('a database written by a newer version is refused', async (t) => {
+      const database = await openTestDatabase<any>(target, 'core');
+      t.after(() => database.close());
+      await migrateToLatest(database.db, { ...migrations, '0009_future': { async up() {} } });
+      await assert.rejects(migrateToLatest(database.db, migrations), /newer version/);
+    });
+
+    test('concurrent migrators apply each migration once', async (t) => {
+      const database = await openTestDatabase<any>(target, 'core');
+      t.after(() => database.close());
+      const results = await Promise.all([
+        migrateToLatest(database.db, migrations),
+        migrateToLatest(database.db, migrations),
+      ]);
+      assert.deepEqual(results.flat(), ['0001_stock']);
     });
   });
 }

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Type } from 'typebox';
-import { type App, AppError, CoreErrors, createApp, type HttpConfig } from '../src/index.ts';
 import { connectRedis } from '../src/cache/redis-cache.ts';
+import { type App, AppError, CoreErrors, createApp, type HttpConfig } from '../src/index.ts';
 
 const baseHttp: HttpConfig = {
   maxRequestSizeBytes: 2048,
@@ -13,7 +13,10 @@ const baseHttp: HttpConfig = {
   rateLimitWindowMs: 60_000,
 };
 
-async function buildTestApp(http: Partial<HttpConfig> = {}, extra: { redis?: ReturnType<typeof connectRedis>; logStream?: NodeJS.WritableStream } = {}): Promise<App> {
+async function buildTestApp(
+  http: Partial<HttpConfig> = {},
+  extra: { redis?: ReturnType<typeof connectRedis>; logStream?: NodeJS.WritableStream } = {},
+): Promise<App> {
   const app = await createApp({
     name: 'test',
     version: '1',
@@ -28,7 +31,11 @@ async function buildTestApp(http: Partial<HttpConfig> = {}, extra: { redis?: Ret
     { schema: { body: Type.Object({ n: Type.Integer() }), response: { 200: Type.Object({ n: Type.Integer() }) } } },
     async (request) => ({ n: request.body.n }),
   );
-  app.get('/items', { schema: { querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 5 }) }) } }, async (r) => ({ limit: r.query.limit }));
+  app.get(
+    '/items',
+    { schema: { querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 5 }) }) } },
+    async (r) => ({ limit: r.query.limit }),
+  );
   app.get('/conflict', async () => {
     throw CoreErrors.conflict('already there');
   });
@@ -51,7 +58,9 @@ describe('createApp', () => {
     assert.match(String(ok.headers['x-request-id']), /^[0-9a-f-]{36}$/);
     const error = await app.inject({ method: 'GET', url: '/conflict' });
     assert.equal(error.statusCode, 409);
-    assert.deepEqual(error.json(), { error: { code: 'CONFLICT', message: 'already there', traceId: error.headers['x-request-id'] } });
+    assert.deepEqual(error.json(), {
+      error: { code: 'CONFLICT', message: 'already there', traceId: error.headers['x-request-id'] },
+    });
   });
 
   test('a safe incoming x-request-id is kept; an unsafe one is replaced', async (t) => {
@@ -60,7 +69,11 @@ describe('createApp', () => {
     const kept = await app.inject({ method: 'GET', url: '/conflict', headers: { 'x-request-id': 'trace-123' } });
     assert.equal(kept.headers['x-request-id'], 'trace-123');
     assert.equal(kept.json().error.traceId, 'trace-123');
-    const replaced = await app.inject({ method: 'GET', url: '/conflict', headers: { 'x-request-id': 'bad\tvalue <script>' } });
+    const replaced = await app.inject({
+      method: 'GET',
+      url: '/conflict',
+      headers: { 'x-request-id': 'bad\tvalue <script>' },
+    });
     assert.notEqual(replaced.headers['x-request-id'], 'bad\tvalue <script>');
   });
 
@@ -96,7 +109,12 @@ describe('createApp', () => {
   test('invalid JSON is a 400 that does not echo the parser', async (t) => {
     const app = await buildTestApp();
     t.after(() => app.close());
-    const response = await app.inject({ method: 'POST', url: '/echo', payload: '{"n": 1,', headers: { 'content-type': 'application/json' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      payload: '{"n": 1,',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(response.statusCode, 400);
     assert.equal(response.json().error.code, 'INVALID_JSON');
   });
@@ -104,19 +122,34 @@ describe('createApp', () => {
   test('write requests without Content-Type application/json get 415', async (t) => {
     const app = await buildTestApp();
     t.after(() => app.close());
-    const text = await app.inject({ method: 'POST', url: '/echo', payload: '{"n":1}', headers: { 'content-type': 'text/plain' } });
+    const text = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      payload: '{"n":1}',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(text.statusCode, 415);
     assert.equal(text.json().error.code, 'UNSUPPORTED_MEDIA_TYPE');
     const none = await app.inject({ method: 'POST', url: '/echo' });
     assert.equal(none.statusCode, 415);
-    const withCharset = await app.inject({ method: 'POST', url: '/echo', payload: '{"n":1}', headers: { 'content-type': 'Application/JSON; charset=utf-8' } });
+    const withCharset = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      payload: '{"n":1}',
+      headers: { 'content-type': 'Application/JSON; charset=utf-8' },
+    });
     assert.equal(withCharset.statusCode, 200);
   });
 
   test('a body over the limit is a 413', async (t) => {
     const app = await buildTestApp();
     t.after(() => app.close());
-    const response = await app.inject({ method: 'POST', url: '/echo', payload: JSON.stringify({ n: 1, pad: 'x'.repeat(4096) }), headers: { 'content-type': 'application/json' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      payload: JSON.stringify({ n: 1, pad: 'x'.repeat(4096) }),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(response.statusCode, 413);
     assert.equal(response.json().error.code, 'PAYLOAD_TOO_LARGE');
   });
@@ -137,12 +170,19 @@ describe('createApp', () => {
     const deny = await buildTestApp();
     const allow = await buildTestApp({ corsAllowedOrigins: ['https://shop.example'] });
     t.after(() => Promise.all([deny.close(), allow.close()]));
-    const preflight = { method: 'OPTIONS' as const, url: '/echo', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } };
+    const preflight = {
+      method: 'OPTIONS' as const,
+      url: '/echo',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' },
+    };
     const denied = await deny.inject(preflight);
     assert.equal(denied.headers['access-control-allow-origin'], undefined);
     const allowed = await allow.inject(preflight);
     assert.equal(allowed.headers['access-control-allow-origin'], 'https://shop.example');
-    const other = await allow.inject({ ...preflight, headers: { ...preflight.headers, origin: 'https://evil.example' } });
+    const other = await allow.inject({
+      ...preflight,
+      headers: { ...preflight.headers, origin: 'https://evil.example' },
+    });
     assert.equal(other.headers['access-control-allow-origin'], undefined);
   });
 
@@ -157,12 +197,28 @@ describe('createApp', () => {
     assert.equal(limited.json().error.traceId, limited.headers['x-request-id']);
   });
 
-  test('rate-limit counters are shared through Redis when it is configured', { skip: !process.env.TEST_REDIS_URL && 'TEST_REDIS_URL not set' }, async (t) => {
+  test('rate-limit counters are shared through Redis when it is configured', {
+    skip: !process.env.TEST_REDIS_URL && 'TEST_REDIS_URL not set',
+  }, async (t) => {
     const redisA = connectRedis(process.env.TEST_REDIS_URL!);
     const redisB = connectRedis(process.env.TEST_REDIS_URL!);
     const name = `rl-${Date.now()}-${Math.random()}`;
-    const a = await createApp({ name, version: '1', description: '', http: { ...baseHttp, rateLimitMax: 3 }, logLevel: 'silent', redis: redisA });
-    const b = await createApp({ name, version: '1', description: '', http: { ...baseHttp, rateLimitMax: 3 }, logLevel: 'silent', redis: redisB });
+    const a = await createApp({
+      name,
+      version: '1',
+      description: '',
+      http: { ...baseHttp, rateLimitMax: 3 },
+      logLevel: 'silent',
+      redis: redisA,
+    });
+    const b = await createApp({
+      name,
+      version: '1',
+      description: '',
+      http: { ...baseHttp, rateLimitMax: 3 },
+      logLevel: 'silent',
+      redis: redisB,
+    });
     for (const app of [a, b]) app.get('/x', async () => ({ ok: true }));
     t.after(async () => {
       await Promise.all([a.close(), b.close()]);

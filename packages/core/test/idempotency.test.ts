@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Generated, Kysely } from 'kysely';
 import {
-  AppError,
-  canonicalJson,
+  type AppError,
   CoreErrors,
+  canonicalJson,
   createIdempotencyTable,
   type IdempotencyKeyTable,
   type MigrationSet,
@@ -24,13 +24,20 @@ const migrations: MigrationSet = {
   '0001': {
     async up(db: Kysely<any>) {
       await createIdempotencyTable(db);
-      await db.schema.createTable('counter').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('note', 'text').execute();
+      await db.schema
+        .createTable('counter')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('note', 'text')
+        .execute();
     },
   },
 };
 
 test('canonical JSON sorts keys and ignores whitespace and key order', () => {
-  assert.equal(canonicalJson({ b: 1, a: [true, null, { d: 'x', c: 1.5 }] }), '{"a":[true,null,{"c":1.5,"d":"x"}],"b":1}');
+  assert.equal(
+    canonicalJson({ b: 1, a: [true, null, { d: 'x', c: 1.5 }] }),
+    '{"a":[true,null,{"c":1.5,"d":"x"}],"b":1}',
+  );
   assert.equal(payloadHash({ a: 1, b: 2 }), payloadHash(JSON.parse('{ "b": 2,\n "a": 1 }')));
   assert.notEqual(payloadHash({ a: 1 }), payloadHash({ a: '1' }));
 });
@@ -63,7 +70,10 @@ for (const target of testDatabaseTargets()) {
     test('the same key with a different payload is a 409; another scope is independent', async (t) => {
       const { db, write, count } = await setup(t);
       await runIdempotent(db, { scope: 's', key: 'k', payload: { a: 1 } }, write('one'));
-      await assert.rejects(runIdempotent(db, { scope: 's', key: 'k', payload: { a: 2 } }, write('two')), (e: AppError) => e.statusCode === 409 && e.code === 'IDEMPOTENCY_KEY_REUSED');
+      await assert.rejects(
+        runIdempotent(db, { scope: 's', key: 'k', payload: { a: 2 } }, write('two')),
+        (e: AppError) => e.statusCode === 409 && e.code === 'IDEMPOTENCY_KEY_REUSED',
+      );
       const other = await runIdempotent(db, { scope: 'other-tenant', key: 'k', payload: { a: 2 } }, write('three'));
       assert.equal(other.replayed, false);
       assert.equal(await count(), 2);
@@ -78,7 +88,9 @@ for (const target of testDatabaseTargets()) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         return { statusCode: 201, body: { ok: true } };
       };
-      const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => runIdempotent(db, { scope: 's', key: 'race', payload: {} }, slow)));
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 8 }, () => runIdempotent(db, { scope: 's', key: 'race', payload: {} }, slow)),
+      );
       assert.equal(writes, 1);
       assert.equal(await count(), 1);
       for (const outcome of outcomes) {
@@ -97,8 +109,15 @@ for (const target of testDatabaseTargets()) {
         throw CoreErrors.conflict('out of stock');
       };
       await assert.rejects(runIdempotent(db, { scope: 's', key: 'four', payload: {} }, rejecting), /out of stock/);
-      const replay = await runIdempotent(db, { scope: 's', key: 'four', payload: {} }, async () => ({ statusCode: 200, body: {} }));
-      assert.deepEqual(replay, { statusCode: 409, body: { error: { code: 'CONFLICT', message: 'out of stock' } }, replayed: true });
+      const replay = await runIdempotent(db, { scope: 's', key: 'four', payload: {} }, async () => ({
+        statusCode: 200,
+        body: {},
+      }));
+      assert.deepEqual(replay, {
+        statusCode: 409,
+        body: { error: { code: 'CONFLICT', message: 'out of stock' } },
+        replayed: true,
+      });
 
       const failing = async (trx: Kysely<Db>) => {
         await trx.insertInto('counter').values({ id: 99, note: 'partial' }).execute();
@@ -106,14 +125,29 @@ for (const target of testDatabaseTargets()) {
       };
       await assert.rejects(runIdempotent(db, { scope: 's', key: 'five', payload: {} }, failing), /went away/);
       assert.equal(await count(), 0, 'the partial write was rolled back');
-      const retried = await runIdempotent(db, { scope: 's', key: 'five', payload: {} }, async () => ({ statusCode: 200, body: { ok: 1 } }));
+      const retried = await runIdempotent(db, { scope: 's', key: 'five', payload: {} }, async () => ({
+        statusCode: 200,
+        body: { ok: 1 },
+      }));
       assert.equal(retried.replayed, false, 'the key was released for a retry');
     });
 
     test('an abandoned claim can be taken over; expired keys are pruned', async (t) => {
       const { db, write } = await setup(t);
       const old = new Date(Date.now() - 120_000).toISOString();
-      await db.insertInto('idempotency_key').values({ scope: 's', key: 'dead', request_hash: 'x', state: 'in_flight', status_code: null, response_body: null, created_at: old, expires_at: new Date(Date.now() + 1e6).toISOString() }).execute();
+      await db
+        .insertInto('idempotency_key')
+        .values({
+          scope: 's',
+          key: 'dead',
+          request_hash: 'x',
+          state: 'in_flight',
+          status_code: null,
+          response_body: null,
+          created_at: old,
+          expires_at: new Date(Date.now() + 1e6).toISOString(),
+        })
+        .execute();
       const taken = await runIdempotent(db, { scope: 's', key: 'dead', payload: {} }, write('revived'));
       assert.equal(taken.replayed, false);
       await runIdempotent(db, { scope: 's', key: 'short', payload: {} }, write('short'), { ttlMs: 1 });

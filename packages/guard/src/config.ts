@@ -60,8 +60,8 @@ function parseTokenPermissions(reader: ConfigReader, raw: string | undefined): M
       );
       continue;
     }
-    let set = map.get(name);
-    if (!set) map.set(name, (set = new Set()));
+    const set = map.get(name) ?? new Set();
+    map.set(name, set);
     set.add(permission);
   }
   return map;
@@ -83,7 +83,11 @@ export function readGuardConfig(env: Env): GuardConfig {
   if (allowThreshold > blockThreshold) {
     reader.problem('CONFIDENCE_ALLOW_THRESHOLD must not be greater than CONFIDENCE_BLOCK_THRESHOLD');
   }
-  const provider = reader.oneOf('AI_PROVIDER', ['CHAT_COMPLETIONS_COMPATIBLE', 'MANAGED_MODEL'] as const, 'CHAT_COMPLETIONS_COMPATIBLE');
+  const provider = reader.oneOf(
+    'AI_PROVIDER',
+    ['CHAT_COMPLETIONS_COMPATIBLE', 'MANAGED_MODEL'] as const,
+    'CHAT_COMPLETIONS_COMPATIBLE',
+  );
   const managedModel = {
     region: reader.optionalString('MANAGED_MODEL_REGION'),
     modelId: reader.optionalString('MANAGED_MODEL_ID'),

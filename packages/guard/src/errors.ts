@@ -4,7 +4,11 @@ import { createError } from '@keel/core';
 export const GuardErrors = {
   invalidId: createError('GUARD_INVALID_ID', 'The id must be a positive integer (got %s)', 400),
   invalidRegex: createError('GUARD_INVALID_REGEX', 'Regex of %s is not valid RE2 (Go) syntax: %s', 400),
-  invalidThresholds: createError('GUARD_INVALID_THRESHOLDS', 'AllowThreshold must not be greater than BlockThreshold', 400),
+  invalidThresholds: createError(
+    'GUARD_INVALID_THRESHOLDS',
+    'AllowThreshold must not be greater than BlockThreshold',
+    400,
+  ),
   patternNotFound: createError('GUARD_PATTERN_NOT_FOUND', 'Pattern %d not found', 404),
   patternExists: createError('GUARD_PATTERN_EXISTS', 'A pattern named %s already exists', 409),
   listItemNotFound: createError('GUARD_LIST_ITEM_NOT_FOUND', '%s item %d not found', 404),

@@ -3,5 +3,5 @@ export { type GuardConfig, PERMISSIONS, type Permission, readGuardConfig } from 
 export type { GuardContext } from './context.ts';
 export type { GuardDb } from './db/schema.ts';
 export { analyzeText, type DetectResponse } from './detect-api/analyze-text.ts';
-export { guardService } from './service.ts';
 export { createLocalScanner } from './local-scanner.ts';
+export { guardService } from './service.ts';

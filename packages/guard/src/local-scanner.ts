@@ -17,7 +17,11 @@ export function createLocalScanner(detection: GuardConfig['detection']): (text: 
     })),
     allowlist: [],
     blocklist: [],
-    settings: { allowThreshold: detection.allowThreshold, blockThreshold: detection.blockThreshold, piiMode: detection.piiMode },
+    settings: {
+      allowThreshold: detection.allowThreshold,
+      blockThreshold: detection.blockThreshold,
+      piiMode: detection.piiMode,
+    },
   });
   return (text) => {
     const candidates = detector.scan(text);

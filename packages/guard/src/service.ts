@@ -10,8 +10,8 @@ import {
 } from '@keel/core';
 import { buildGuardApp, prepareGuardDatabase } from './app.ts';
 import { readGuardConfig } from './config.ts';
-import type { GuardDb } from './db/schema.ts';
 import { guardMigrations } from './db/migrations/index.ts';
+import type { GuardDb } from './db/schema.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 

@@ -13,7 +13,11 @@ function scoresFor(request: { body: { messages: { content: string }[] } }, value
 describe('AI scoring through the configured upstream', () => {
   test('one upstream call per /detect, all candidates batched, bearer key and model sent, values never raw', async (t) => {
     const upstream = await startFakeUpstream(t, (request) => ({ body: scoresFor(request, 0.9) }));
-    const { app } = await buildGuard(t, target!, { AI_MODEL_URL: upstream.url, AI_API_KEY: 'sk-upstream-test', AI_MODEL: 'scorer-1' });
+    const { app } = await buildGuard(t, target!, {
+      AI_MODEL_URL: upstream.url,
+      AI_API_KEY: 'sk-upstream-test',
+      AI_MODEL: 'scorer-1',
+    });
     const { body } = await detect(app, { text: TEXT });
     assert.equal(upstream.requests.length, 1);
     const [request] = upstream.requests;
@@ -22,7 +26,8 @@ describe('AI scoring through the configured upstream', () => {
     assert.equal(request!.body.model, 'scorer-1');
     assert.equal(request!.body.messages.at(-1).content.split('\n').length, body.detections.length);
     const sent = JSON.stringify(request!.body);
-    for (const value of ['jane.doe@example.org', '415 555 2671', '4539 1488 0343 6467']) assert.equal(sent.includes(value), false, `${value} not sent`);
+    for (const value of ['jane.doe@example.org', '415 555 2671', '4539 1488 0343 6467'])
+      assert.equal(sent.includes(value), false, `${value} not sent`);
     for (const d of body.detections) {
       assert.equal(d.confidence_explanation.source, 'HYBRID');
       assert.equal(d.confidence_explanation.ai_score, '0.90');
@@ -43,7 +48,11 @@ describe('AI scoring through the configured upstream', () => {
   });
 
   test('an upstream that fails, times out or answers nonsense falls back to the local scorer', async (t) => {
-    for (const reply of [{ status: 500, body: { error: 'boom' } }, { delayMs: 1500, body: completion('{"scores":[1]}') }, { body: completion('no idea') }]) {
+    for (const reply of [
+      { status: 500, body: { error: 'boom' } },
+      { delayMs: 1500, body: completion('{"scores":[1]}') },
+      { body: completion('no idea') },
+    ]) {
       const upstream = await startFakeUpstream(t, () => reply);
       const { app } = await buildGuard(t, target!, { AI_MODEL_URL: upstream.url, AI_TIMEOUT_MS: '300' });
       const started = performance.now();

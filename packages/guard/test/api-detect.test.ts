@@ -14,7 +14,19 @@ for (const target of testDatabaseTargets()) {
       const text = `Please reply to ${EMAIL} today.`;
       const { status, body } = await detect(app, { text });
       assert.equal(status, 200);
-      assert.deepEqual(Object.keys(body).sort(), ['blocked', 'breakdown', 'contains_pii', 'detections', 'message', 'overall_confidence', 'redacted_text', 'validator_results'].sort());
+      assert.deepEqual(
+        Object.keys(body).sort(),
+        [
+          'blocked',
+          'breakdown',
+          'contains_pii',
+          'detections',
+          'message',
+          'overall_confidence',
+          'redacted_text',
+          'validator_results',
+        ].sort(),
+      );
       assert.equal(body.redacted_text, 'Please reply to [EMAIL] today.');
       assert.equal(body.blocked, false);
       assert.equal(body.contains_pii, true);
@@ -27,8 +39,18 @@ for (const target of testDatabaseTargets()) {
       assert.equal(d.placeholder, '[EMAIL]');
       assert.equal(text.slice(d.start, d.end), EMAIL);
       assert.match(d.confidence_score, SCORE);
-      assert.ok(Number(d.confidence_score) >= 0.3 && Number(d.confidence_score) < 0.85, 'contact data lands in the mask band');
-      assert.deepEqual(Object.keys(d.confidence_explanation).sort(), ['ai_score', 'category', 'final_score', 'pattern_active', 'regex_score', 'source']);
+      assert.ok(
+        Number(d.confidence_score) >= 0.3 && Number(d.confidence_score) < 0.85,
+        'contact data lands in the mask band',
+      );
+      assert.deepEqual(Object.keys(d.confidence_explanation).sort(), [
+        'ai_score',
+        'category',
+        'final_score',
+        'pattern_active',
+        'regex_score',
+        'source',
+      ]);
       assert.equal(d.confidence_explanation.source, 'LOCAL');
       assert.equal(d.confidence_explanation.category, 'PII');
       assert.equal(d.confidence_explanation.pattern_active, true);
@@ -86,11 +108,17 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('CONFIDENCE_ALLOW_THRESHOLD above a score ignores the detection; CONFIDENCE_BLOCK_THRESHOLD below it blocks', async (t) => {
-      const lenient = await buildGuard(t, target, { CONFIDENCE_ALLOW_THRESHOLD: '0.95', CONFIDENCE_BLOCK_THRESHOLD: '0.99' });
+      const lenient = await buildGuard(t, target, {
+        CONFIDENCE_ALLOW_THRESHOLD: '0.95',
+        CONFIDENCE_BLOCK_THRESHOLD: '0.99',
+      });
       const ignored = await detect(lenient.app, { text: `mail ${EMAIL}` });
       assert.deepEqual(ignored.body.detections, []);
       assert.equal('redacted_text' in ignored.body, false);
-      const strict = await buildGuard(t, target, { CONFIDENCE_ALLOW_THRESHOLD: '0.10', CONFIDENCE_BLOCK_THRESHOLD: '0.20' });
+      const strict = await buildGuard(t, target, {
+        CONFIDENCE_ALLOW_THRESHOLD: '0.10',
+        CONFIDENCE_BLOCK_THRESHOLD: '0.20',
+      });
       const blocked = await detect(strict.app, { text: `mail ${EMAIL}` });
       assert.equal(blocked.body.blocked, true);
       assert.equal(blocked.body.message, 'Blocked due to high confidence detection: EMAIL');
@@ -122,10 +150,21 @@ for (const target of testDatabaseTargets()) {
 
     test('allowlisted values are ignored; blocklisted values hard-block', async (t) => {
       const { app } = await buildGuard(t, target);
-      await app.inject({ method: 'POST', url: '/allowlist', payload: { value: 'support@example.org', description: 'our own inbox' } });
+      await app.inject({
+        method: 'POST',
+        url: '/allowlist',
+        payload: { value: 'support@example.org', description: 'our own inbox' },
+      });
       const allowed = await detect(app, { text: 'write to Support@Example.org or jane.doe@example.org' });
-      assert.deepEqual(allowed.body.detections.map((d: { value: string }) => d.value), ['jane.doe@example.org']);
-      await app.inject({ method: 'POST', url: '/blacklist', payload: { value: 'Project Nightjar', description: 'code name' } });
+      assert.deepEqual(
+        allowed.body.detections.map((d: { value: string }) => d.value),
+        ['jane.doe@example.org'],
+      );
+      await app.inject({
+        method: 'POST',
+        url: '/blacklist',
+        payload: { value: 'Project Nightjar', description: 'code name' },
+      });
       const blocked = await detect(app, { text: 'status of project nightjar?' });
       assert.equal(blocked.body.blocked, true);
       assert.equal(blocked.body.detections[0].type, 'BLOCKLIST');
@@ -145,7 +184,11 @@ for (const target of testDatabaseTargets()) {
 
     test('a pathological user regex cannot stall /detect', async (t) => {
       const { app } = await buildGuard(t, target);
-      const created = await app.inject({ method: 'POST', url: '/patterns', payload: { Name: 'EVIL', Regex: '(a+)+$' } });
+      const created = await app.inject({
+        method: 'POST',
+        url: '/patterns',
+        payload: { Name: 'EVIL', Regex: '(a+)+$' },
+      });
       assert.equal(created.statusCode, 201);
       const started = performance.now();
       const { status } = await detect(app, { text: `${'a'.repeat(50_000)}!` });

@@ -21,7 +21,12 @@ describe('authentication', () => {
 
   test('a missing or unknown token is a 401 with WWW-Authenticate; the body never says whether the route exists', async (t) => {
     const { app } = await buildGuard(t, target!, AUTH);
-    for (const headers of [{}, bearer('nobody'), { authorization: 'Basic cmVhZGVyOg==' }, { authorization: 'reader' }]) {
+    for (const headers of [
+      {},
+      bearer('nobody'),
+      { authorization: 'Basic cmVhZGVyOg==' },
+      { authorization: 'reader' },
+    ]) {
       const response = await app.inject({ method: 'POST', url: '/detect', payload: { text: 'x' }, headers });
       assert.equal(response.statusCode, 401, JSON.stringify(headers));
       assert.equal(response.json().error.code, 'UNAUTHORIZED');
@@ -37,7 +42,11 @@ describe('authentication', () => {
     assert.equal(forbidden.statusCode, 403);
     assert.equal(forbidden.json().error.code, 'FORBIDDEN');
     assert.match(forbidden.json().error.message, /patterns:admin/);
-    assert.equal((await app.inject({ method: 'POST', url: '/detect', payload: { text: 'x' }, headers: bearer('reader') })).statusCode, 200);
+    assert.equal(
+      (await app.inject({ method: 'POST', url: '/detect', payload: { text: 'x' }, headers: bearer('reader') }))
+        .statusCode,
+      200,
+    );
   });
 
   test('a token name repeated with several permissions holds them all; * grants everything', async (t) => {
@@ -45,13 +54,20 @@ describe('authentication', () => {
     assert.equal((await app.inject({ method: 'GET', url: '/patterns', headers: bearer('ops') })).statusCode, 200);
     assert.equal((await app.inject({ method: 'POST', url: '/admin/reload', headers: bearer('ops') })).statusCode, 200);
     assert.equal((await app.inject({ method: 'GET', url: '/validators', headers: bearer('ops') })).statusCode, 403);
-    for (const [method, url] of [['GET', '/patterns'], ['GET', '/validators'], ['GET', '/allowlist'], ['GET', '/blacklist'], ['POST', '/admin/reload']] as const) {
+    for (const [method, url] of [
+      ['GET', '/patterns'],
+      ['GET', '/validators'],
+      ['GET', '/allowlist'],
+      ['GET', '/blacklist'],
+      ['POST', '/admin/reload'],
+    ] as const) {
       assert.equal((await app.inject({ method, url, headers: bearer('root') })).statusCode, 200, url);
     }
   });
 
   test('every route enforces its own permission', async (t) => {
-    const tokens = 'p=patterns:admin,a=allowlist:admin,b=blacklist:admin,v=validators:admin,t=templates:admin,c=cache:admin,d=detect:read';
+    const tokens =
+      'p=patterns:admin,a=allowlist:admin,b=blacklist:admin,v=validators:admin,t=templates:admin,c=cache:admin,d=detect:read';
     const { app } = await buildGuard(t, target!, { AUTH_ENABLED: 'true', AUTH_TOKEN_PERMISSIONS: tokens });
     const routes = [
       ['POST', '/detect', 'd', { text: 'x' }],
@@ -69,7 +85,8 @@ describe('authentication', () => {
     for (const [method, url, owner, payload] of routes) {
       for (const token of ['p', 'a', 'b', 'v', 't', 'c', 'd']) {
         const response = await app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
-        if (token === owner) assert.ok(response.statusCode < 300, `${method} ${url} with ${token}: ${response.statusCode}`);
+        if (token === owner)
+          assert.ok(response.statusCode < 300, `${method} ${url} with ${token}: ${response.statusCode}`);
         else assert.equal(response.statusCode, 403, `${method} ${url} with ${token}`);
       }
     }
@@ -89,21 +106,50 @@ describe('authentication', () => {
     const admin = { 'x-admin-key': 'legacy-admin-key' };
     assert.equal((await app.inject({ method: 'GET', url: '/patterns', headers: admin })).statusCode, 200);
     assert.equal((await app.inject({ method: 'POST', url: '/admin/reload', headers: admin })).statusCode, 200);
-    assert.equal((await app.inject({ method: 'POST', url: '/detect', payload: { text: 'x' }, headers: admin })).statusCode, 401);
-    assert.equal((await app.inject({ method: 'GET', url: '/patterns', headers: { 'x-admin-key': 'wrong' } })).statusCode, 401);
+    assert.equal(
+      (await app.inject({ method: 'POST', url: '/detect', payload: { text: 'x' }, headers: admin })).statusCode,
+      401,
+    );
+    assert.equal(
+      (await app.inject({ method: 'GET', url: '/patterns', headers: { 'x-admin-key': 'wrong' } })).statusCode,
+      401,
+    );
   });
 
   test('AUTH_REQUIRE_BEARER_TOKEN=false also accepts the bare token', async (t) => {
     const { app } = await buildGuard(t, target!, { ...AUTH, AUTH_REQUIRE_BEARER_TOKEN: 'false' });
-    assert.equal((await app.inject({ method: 'POST', url: '/detect', payload: { text: 'x' }, headers: { authorization: 'reader' } })).statusCode, 200);
-    assert.equal((await app.inject({ method: 'POST', url: '/detect', payload: { text: 'x' }, headers: bearer('reader') })).statusCode, 200);
+    assert.equal(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/detect',
+          payload: { text: 'x' },
+          headers: { authorization: 'reader' },
+        })
+      ).statusCode,
+      200,
+    );
+    assert.equal(
+      (await app.inject({ method: 'POST', url: '/detect', payload: { text: 'x' }, headers: bearer('reader') }))
+        .statusCode,
+      200,
+    );
   });
 
   test('bad auth configuration stops start-up naming the variable', () => {
-    assert.throws(() => readGuardConfig({ AUTH_TOKEN_PERMISSIONS: 'x=everything' }), /AUTH_TOKEN_PERMISSIONS names an unknown permission "everything"/);
-    assert.throws(() => readGuardConfig({ AUTH_TOKEN_PERMISSIONS: 'justaname' }), /AUTH_TOKEN_PERMISSIONS must look like/);
+    assert.throws(
+      () => readGuardConfig({ AUTH_TOKEN_PERMISSIONS: 'x=everything' }),
+      /AUTH_TOKEN_PERMISSIONS names an unknown permission "everything"/,
+    );
+    assert.throws(
+      () => readGuardConfig({ AUTH_TOKEN_PERMISSIONS: 'justaname' }),
+      /AUTH_TOKEN_PERMISSIONS must look like/,
+    );
     assert.throws(() => readGuardConfig({ AUTH_ENABLED: 'true' }), /AUTH_ENABLED is true but/);
-    assert.throws(() => readGuardConfig({ CONFIDENCE_ALLOW_THRESHOLD: '0.9', CONFIDENCE_BLOCK_THRESHOLD: '0.5' }), /CONFIDENCE_ALLOW_THRESHOLD must not be greater/);
+    assert.throws(
+      () => readGuardConfig({ CONFIDENCE_ALLOW_THRESHOLD: '0.9', CONFIDENCE_BLOCK_THRESHOLD: '0.5' }),
+      /CONFIDENCE_ALLOW_THRESHOLD must not be greater/,
+    );
     assert.throws(() => readGuardConfig({ PII_MODE: 'REDACT' }), /PII_MODE must be one of MASK, BLOCK/);
   });
 });

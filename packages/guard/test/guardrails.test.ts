@@ -32,7 +32,9 @@ for (const target of testDatabaseTargets()) {
     test('expected_format triggers the format validator it names', async (t) => {
       const { app } = await buildGuard(t, target);
       const ok = await detect(app, { text: '  550e8400-e29b-41d4-a716-446655440000 ', expected_format: 'uuid' });
-      assert.deepEqual(ok.body.validator_results, [{ name: 'uuid', type: 'VALIDATOR', passed: true, confidence_score: '1.00' }]);
+      assert.deepEqual(ok.body.validator_results, [
+        { name: 'uuid', type: 'VALIDATOR', passed: true, confidence_score: '1.00' },
+      ]);
       const bad = await detect(app, { text: 'hello', expected_format: 'json' });
       assert.equal(bad.body.validator_results[0].passed, false);
       assert.equal(bad.body.blocked, true);
@@ -41,10 +43,24 @@ for (const target of testDatabaseTargets()) {
     test('stored REGEX, SCHEMA and BUILTIN validators run by name', async (t) => {
       const { app } = await buildGuard(t, target);
       const post = (payload: object) => app.inject({ method: 'POST', url: '/validators', payload });
-      assert.equal((await post({ name: 'no_competitors', type: 'REGEX', rule: '(?i)acme corp', expected_response: 'NO_MATCH' })).statusCode, 201);
+      assert.equal(
+        (await post({ name: 'no_competitors', type: 'REGEX', rule: '(?i)acme corp', expected_response: 'NO_MATCH' }))
+          .statusCode,
+        201,
+      );
       assert.equal((await post({ name: 'zip_only', type: 'REGEX', rule: '^\\d{5}$' })).statusCode, 201);
       assert.equal(
-        (await post({ name: 'order_json', type: 'SCHEMA', rule: JSON.stringify({ type: 'object', required: ['orderId'], properties: { orderId: { type: 'string' } } }) })).statusCode,
+        (
+          await post({
+            name: 'order_json',
+            type: 'SCHEMA',
+            rule: JSON.stringify({
+              type: 'object',
+              required: ['orderId'],
+              properties: { orderId: { type: 'string' } },
+            }),
+          })
+        ).statusCode,
         201,
       );
       assert.equal((await post({ name: 'strict_json', type: 'BUILTIN', rule: 'json_object' })).statusCode, 201);
@@ -54,11 +70,18 @@ for (const target of testDatabaseTargets()) {
       assert.equal(competitor.body.blocked, true);
       const zip = await detect(app, { text: '94107', guardrails: ['zip_only'] });
       assert.equal(zip.body.validator_results[0].passed, true);
-      const order = await detect(app, { text: '{"orderId":"A-1"}', expected_format: 'order_json', guardrails: ['strict_json'] });
-      assert.deepEqual(order.body.validator_results.map((r: { name: string; passed: boolean }) => [r.name, r.passed]), [
-        ['strict_json', true],
-        ['order_json', true],
-      ]);
+      const order = await detect(app, {
+        text: '{"orderId":"A-1"}',
+        expected_format: 'order_json',
+        guardrails: ['strict_json'],
+      });
+      assert.deepEqual(
+        order.body.validator_results.map((r: { name: string; passed: boolean }) => [r.name, r.passed]),
+        [
+          ['strict_json', true],
+          ['order_json', true],
+        ],
+      );
       const wrong = await detect(app, { text: '{"orderId": 5}', expected_format: 'order_json' });
       assert.equal(wrong.body.validator_results[0].passed, false);
     });
@@ -66,21 +89,36 @@ for (const target of testDatabaseTargets()) {
     test('AI_PROMPT validators ask the upstream with the redacted text and compare expected_response', async (t) => {
       const upstream = await startFakeUpstream(t, (request) => {
         const userText: string = request.body.messages.at(-1).content;
-        return { body: completion(JSON.stringify({ answer: userText.includes('refund') ? 'UNSAFE' : 'SAFE', confidence: 0.95 })) };
+        return {
+          body: completion(
+            JSON.stringify({ answer: userText.includes('refund') ? 'UNSAFE' : 'SAFE', confidence: 0.95 }),
+          ),
+        };
       });
       const { app } = await buildGuard(t, target, { AI_MODEL_URL: upstream.url, AI_MODEL: 'judge-1' });
       const created = await app.inject({
         method: 'POST',
         url: '/validators',
-        payload: { name: 'tone', type: 'AI_PROMPT', rule: 'Is this message safe to send? Answer SAFE or UNSAFE.', expected_response: 'SAFE' },
+        payload: {
+          name: 'tone',
+          type: 'AI_PROMPT',
+          rule: 'Is this message safe to send? Answer SAFE or UNSAFE.',
+          expected_response: 'SAFE',
+        },
       });
       assert.equal(created.statusCode, 201);
       const safe = await detect(app, { text: 'hello jane.doe@example.org', guardrails: ['tone'] });
-      assert.deepEqual(safe.body.validator_results, [{ name: 'tone', type: 'AI_PROMPT', passed: true, confidence_score: '0.95' }]);
+      assert.deepEqual(safe.body.validator_results, [
+        { name: 'tone', type: 'AI_PROMPT', passed: true, confidence_score: '0.95' },
+      ]);
       const judged = upstream.requests.filter((r) => r.body.messages[0].content.includes('Is this message safe'));
       assert.equal(judged.length, 1);
       assert.equal(judged[0]!.body.model, 'judge-1');
-      assert.doesNotMatch(JSON.stringify(judged[0]!.body), /jane\.doe@example\.org/, 'the model sees the redacted text');
+      assert.doesNotMatch(
+        JSON.stringify(judged[0]!.body),
+        /jane\.doe@example\.org/,
+        'the model sees the redacted text',
+      );
       const unsafe = await detect(app, { text: 'I want a refund now', guardrails: ['tone'] });
       assert.equal(unsafe.body.validator_results[0].passed, false);
       assert.equal(unsafe.body.blocked, true, 'a failed high-confidence AI validator blocks');
@@ -90,7 +128,11 @@ for (const target of testDatabaseTargets()) {
     test('a low-confidence AI failure is reported but does not block', async (t) => {
       const upstream = await startFakeUpstream(t, () => ({ body: completion('{"answer": "NO", "confidence": 0.4}') }));
       const { app } = await buildGuard(t, target, { AI_MODEL_URL: upstream.url });
-      await app.inject({ method: 'POST', url: '/validators', payload: { name: 'polite', type: 'AI_PROMPT', rule: 'Is it polite? YES or NO' } });
+      await app.inject({
+        method: 'POST',
+        url: '/validators',
+        payload: { name: 'polite', type: 'AI_PROMPT', rule: 'Is it polite? YES or NO' },
+      });
       const { body } = await detect(app, { text: 'whatever', guardrails: ['polite'] });
       assert.equal(body.validator_results[0].passed, false);
       assert.equal(body.validator_results[0].confidence_score, '0.40');
@@ -99,7 +141,11 @@ for (const target of testDatabaseTargets()) {
 
     test('an AI validator without a reachable upstream fails closed', async (t) => {
       const { app } = await buildGuard(t, target);
-      await app.inject({ method: 'POST', url: '/validators', payload: { name: 'judge', type: 'AI_PROMPT', rule: 'Safe? YES or NO' } });
+      await app.inject({
+        method: 'POST',
+        url: '/validators',
+        payload: { name: 'judge', type: 'AI_PROMPT', rule: 'Safe? YES or NO' },
+      });
       const { body } = await detect(app, { text: 'hello', guardrails: ['judge'] });
       assert.equal(body.validator_results[0].passed, false);
       assert.equal(body.blocked, true);

@@ -63,14 +63,23 @@ export interface FakeUpstream {
  */
 export async function startFakeUpstream(
   t: TestContext,
-  reply: (request: RecordedRequest) => { status?: number; body?: unknown; delayMs?: number } | Promise<{ status?: number; body?: unknown; delayMs?: number }>,
+  reply: (
+    request: RecordedRequest,
+  ) =>
+    | { status?: number; body?: unknown; delayMs?: number }
+    | Promise<{ status?: number; body?: unknown; delayMs?: number }>,
 ): Promise<FakeUpstream> {
   const requests: RecordedRequest[] = [];
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    const recorded: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : undefined };
+    const recorded: RecordedRequest = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      body: raw ? JSON.parse(raw) : undefined,
+    };
     requests.push(recorded);
     const answer = await reply(recorded);
     if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));

@@ -29,8 +29,8 @@ export function createMemoryCache(options: { maxEntries?: number } = {}): Cache 
       for (const handler of handlers.get(channel) ?? []) handler(message);
     },
     async subscribe(channel, handler) {
-      let set = handlers.get(channel);
-      if (!set) handlers.set(channel, (set = new Set()));
+      const set = handlers.get(channel) ?? new Set();
+      handlers.set(channel, set);
       set.add(handler);
     },
     async close() {

@@ -76,8 +76,8 @@ export function createRedisCache(redis: Redis, namespace: string): Cache {
         });
         subscriber.on('error', () => undefined);
       }
-      let set = handlers.get(k(channel));
-      if (!set) handlers.set(k(channel), (set = new Set()));
+      const set = handlers.get(k(channel)) ?? new Set();
+      handlers.set(k(channel), set);
       set.add(handler);
       await subscriber.subscribe(k(channel));
     },

@@ -4,7 +4,13 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type RawServerDefault } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+  type RawServerDefault,
+} from 'fastify';
 import type { Redis } from 'ioredis';
 import type { HttpConfig } from '../config.ts';
 import { CoreErrors } from '../errors.ts';
@@ -60,7 +66,8 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     bodyLimit: http.maxRequestSizeBytes,
     genReqId: requestIdFor,
     requestIdHeader: false,
-    disableRequestLogging: true,
+    // One line per request, written by the onResponse hook below (path only, no query string).
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -78,6 +85,18 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
       'request completed',
     );
     done();
+  });
+
+  // Once shutdown begins, responses close their connection, so a client's kept-alive socket cannot hold
+  // the server open after its in-flight request has finished.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   installErrorHandlers(app, http.maxRequestSizeBytes);

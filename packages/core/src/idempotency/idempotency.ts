@@ -10,12 +10,12 @@ interface IdempotencyDb {
 
 export const IdempotencyErrors = {
   reused: createError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request', 409),
-  inFlight: createError('IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still being processed', 409),
-  invalid: createError(
-    'IDEMPOTENCY_KEY_INVALID',
-    'Idempotency-Key must be 1 to 255 printable ASCII characters',
-    400,
+  inFlight: createError(
+    'IDEMPOTENCY_KEY_IN_FLIGHT',
+    'A request with this Idempotency-Key is still being processed',
+    409,
   ),
+  invalid: createError('IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be 1 to 255 printable ASCII characters', 400),
   missing: createError('IDEMPOTENCY_KEY_REQUIRED', 'This operation requires an Idempotency-Key header', 400),
 };
 
@@ -86,12 +86,21 @@ async function claim(
     .executeTakeFirst();
   if (!existing) return claim(db, request, hash, options); // deleted between the two statements
   const expired = new Date(toIsoString(existing.expires_at)).getTime() <= now;
-  const abandoned = existing.state === 'in_flight' && new Date(toIsoString(existing.created_at)).getTime() <= now - options.abandonAfterMs;
+  const abandoned =
+    existing.state === 'in_flight' &&
+    new Date(toIsoString(existing.created_at)).getTime() <= now - options.abandonAfterMs;
   if (expired || abandoned) {
     // Take the key over only if nobody else did in the meantime (compare-and-swap on the old row).
     const taken = await db
       .updateTable(IDEMPOTENCY_TABLE)
-      .set({ request_hash: hash, state: 'in_flight', status_code: null, response_body: null, created_at: row.created_at, expires_at: row.expires_at })
+      .set({
+        request_hash: hash,
+        state: 'in_flight',
+        status_code: null,
+        response_body: null,
+        created_at: row.created_at,
+        expires_at: row.expires_at,
+      })
       .where('scope', '=', request.scope)
       .where('key', '=', request.key)
       .where('created_at', '=', existing.created_at)
@@ -103,7 +112,11 @@ async function claim(
   if (existing.state !== 'done') {
     throw Object.assign(IdempotencyErrors.inFlight(), { headers: { 'retry-after': '1' } });
   }
-  return { statusCode: existing.status_code ?? 200, body: JSON.parse(existing.response_body ?? 'null'), replayed: true };
+  return {
+    statusCode: existing.status_code ?? 200,
+    body: JSON.parse(existing.response_body ?? 'null'),
+    replayed: true,
+  };
 }
 
 /**
@@ -142,7 +155,9 @@ export async function runIdempotent<DB, T>(
     return { ...result, replayed: false };
   } catch (error) {
     if (error instanceof AppError && error.statusCode < 500) {
-      await finish(idb, error.statusCode, { error: { code: error.code, message: error.message } }).catch(() => undefined);
+      await finish(idb, error.statusCode, { error: { code: error.code, message: error.message } }).catch(
+        () => undefined,
+      );
     } else {
       await idb
         .deleteFrom(IDEMPOTENCY_TABLE)
@@ -157,6 +172,9 @@ export async function runIdempotent<DB, T>(
 
 /** Deletes keys past their expiry; run it now and then. */
 export async function pruneIdempotencyKeys(db: Kysely<any>, now = new Date()): Promise<number> {
-  const result = await (db as Kysely<IdempotencyDb>).deleteFrom(IDEMPOTENCY_TABLE).where('expires_at', '<', now.toISOString()).executeTakeFirst();
+  const result = await (db as Kysely<IdempotencyDb>)
+    .deleteFrom(IDEMPOTENCY_TABLE)
+    .where('expires_at', '<', now.toISOString())
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

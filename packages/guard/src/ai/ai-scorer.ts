@@ -43,20 +43,22 @@ function parseScores(answer: string, expected: number): number[] | undefined {
 }
 
 const local = (candidate: Candidate): AiScore =>
-  candidate.blocklisted
-    ? { score: 1, source: 'BLOCKLIST' }
-    : { score: candidate.localAiScore, source: 'LOCAL' };
+  candidate.blocklisted ? { score: 1, source: 'BLOCKLIST' } : { score: candidate.localAiScore, source: 'LOCAL' };
 
 /**
  * One AI score per candidate: cached verdicts first, then at most one upstream call for all the rest, and the
  * local deterministic scorer wherever the upstream is missing, slow or unintelligible.
  */
-export async function scoreCandidates(options: AiScorerOptions, text: string, candidates: readonly Candidate[]): Promise<AiScore[]> {
+export async function scoreCandidates(
+  options: AiScorerOptions,
+  text: string,
+  candidates: readonly Candidate[],
+): Promise<AiScore[]> {
   const scores = candidates.map(local);
   const { provider } = options;
   if (!provider || candidates.length === 0) return scores;
 
-  const askable = candidates.map((c, i) => i).filter((i) => !candidates[i]!.blocklisted);
+  const askable = candidates.map((_, i) => i).filter((i) => !candidates[i]!.blocklisted);
   const keys = askable.map((i) => aiCacheKey(candidates[i]!));
   const cached = await options.cache.getMany<number>(keys);
   const misses: number[] = [];

@@ -1,5 +1,5 @@
-import type { GuardrailOutcome } from '../validators/builtin-validators.ts';
 import type { ModelProvider } from '../providers/model-provider.ts';
+import type { GuardrailOutcome } from '../validators/builtin-validators.ts';
 
 /** Asks the upstream model to judge a text against a validator's prompt. */
 export interface AiValidatorClient {
@@ -16,9 +16,15 @@ export function parseJudgement(raw: string): { answer: string; confidence: numbe
   if (start >= 0 && end > start) {
     try {
       const parsed = JSON.parse(raw.slice(start, end + 1)) as { answer?: unknown; confidence?: unknown };
-      if (typeof parsed.answer === 'string' || typeof parsed.answer === 'number' || typeof parsed.answer === 'boolean') {
+      if (
+        typeof parsed.answer === 'string' ||
+        typeof parsed.answer === 'number' ||
+        typeof parsed.answer === 'boolean'
+      ) {
         const confidence =
-          typeof parsed.confidence === 'number' && parsed.confidence >= 0 && parsed.confidence <= 1 ? parsed.confidence : 0.9;
+          typeof parsed.confidence === 'number' && parsed.confidence >= 0 && parsed.confidence <= 1
+            ? parsed.confidence
+            : 0.9;
         return { answer: String(parsed.answer), confidence };
       }
     } catch {
@@ -51,7 +57,9 @@ export function createAiValidatorClient(provider: ModelProvider, model: string, 
         );
         const { answer, confidence } = parseJudgement(raw);
         const passed = answer.trim().toUpperCase() === expectedResponse.trim().toUpperCase();
-        return passed ? { passed, confidence } : { passed, confidence, reason: 'the model did not give the expected answer' };
+        return passed
+          ? { passed, confidence }
+          : { passed, confidence, reason: 'the model did not give the expected answer' };
       } catch {
         return { passed: false, confidence: 1, reason: 'the AI upstream could not be reached' };
       }

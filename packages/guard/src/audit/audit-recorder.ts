@@ -31,7 +31,11 @@ export interface AuditRecorderOptions {
  * `flushIntervalMs` or `maxBatch` entries), so /detect never waits on a disk write. Entries older than the
  * retention period are pruned hourly.
  */
-export function createAuditRecorder(db: Kysely<GuardDb>, log: FastifyBaseLogger, options: AuditRecorderOptions): AuditRecorder {
+export function createAuditRecorder(
+  db: Kysely<GuardDb>,
+  log: FastifyBaseLogger,
+  options: AuditRecorderOptions,
+): AuditRecorder {
   const flushIntervalMs = options.flushIntervalMs ?? 200;
   const maxBatch = options.maxBatch ?? 500;
   let pending: NewAuditRow[] = [];

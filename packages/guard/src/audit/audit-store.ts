@@ -7,7 +7,10 @@ export type NewAuditRow = Insertable<DetectAuditTable>;
 /** Writes a batch of audit entries in one statement. */
 export async function insertAuditRows(db: Executor<GuardDb>, rows: readonly NewAuditRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await db.insertInto('detect_audit').values([...rows]).execute();
+  await db
+    .insertInto('detect_audit')
+    .values([...rows])
+    .execute();
 }
 
 /** Newest entries first, optionally for one request id. */

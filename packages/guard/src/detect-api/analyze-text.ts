@@ -43,7 +43,10 @@ function findValidator(active: ActiveConfig, name: string): CompiledValidator | 
 }
 
 /** Resolves guardrail names and the expected format before any work starts: an unknown name is a 400. */
-export function resolveGuardrails(active: ActiveConfig, options: Pick<AnalyzeOptions, 'guardrails' | 'expectedFormat'>) {
+export function resolveGuardrails(
+  active: ActiveConfig,
+  options: Pick<AnalyzeOptions, 'guardrails' | 'expectedFormat'>,
+) {
   const chosen = new Map<string, CompiledValidator>();
   for (const name of options.guardrails ?? []) {
     const validator = findValidator(active, name);
@@ -108,7 +111,9 @@ export async function analyzeText(ctx: GuardContext, text: string, options: Anal
       const blocks =
         !outcome.passed && (validator.resultType === 'VALIDATOR' || outcome.confidence >= detection.blockThreshold);
       if (blocks) {
-        message = blocked ? `${message}; failed guardrail: ${validator.name}` : `Blocked due to failed guardrail: ${validator.name}`;
+        message = blocked
+          ? `${message}; failed guardrail: ${validator.name}`
+          : `Blocked due to failed guardrail: ${validator.name}`;
         blocked = true;
         overall = Math.max(overall, outcome.confidence);
       }

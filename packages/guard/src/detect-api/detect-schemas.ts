@@ -1,6 +1,10 @@
 import { Type } from 'typebox';
 
-const Score = Type.String({ pattern: '^(0\\.\\d{2}|1\\.00)$', description: 'Two decimals, 0.00 to 1.00', examples: ['0.62'] });
+const Score = Type.String({
+  pattern: '^(0\\.\\d{2}|1\\.00)$',
+  description: 'Two decimals, 0.00 to 1.00',
+  examples: ['0.62'],
+});
 
 export const DetectRequestSchema = Type.Object(
   {
@@ -10,7 +14,8 @@ export const DetectRequestSchema = Type.Object(
         minLength: 1,
         maxLength: 200,
         pattern: '^[\\x20-\\x7E]+$',
-        description: 'Request id for audit correlation (printable ASCII, up to 200 characters). Logged as NO-RID when omitted.',
+        description:
+          'Request id for audit correlation (printable ASCII, up to 200 characters). Logged as NO-RID when omitted.',
       }),
     ),
     expected_format: Type.Optional(
@@ -33,7 +38,8 @@ export const DetectRequestSchema = Type.Object(
 
 export const ConfidenceExplanationSchema = Type.Object({
   source: Type.Union([Type.Literal('HYBRID'), Type.Literal('LOCAL'), Type.Literal('BLOCKLIST')], {
-    description: 'HYBRID: regex score combined with the upstream model. LOCAL: with the local deterministic scorer. BLOCKLIST: a blocklisted value.',
+    description:
+      'HYBRID: regex score combined with the upstream model. LOCAL: with the local deterministic scorer. BLOCKLIST: a blocklisted value.',
   }),
   regex_score: Score,
   ai_score: Score,

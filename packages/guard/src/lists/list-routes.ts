@@ -26,7 +26,7 @@ const ABOUT: Record<ListName, { permission: Permission; what: string }> = {
 export function registerListRoutes(app: App, ctx: GuardContext, list: ListName): void {
   const { permission, what } = ABOUT[list];
   const tags = [list];
-  
+
   app.post(
     `/${list}`,
     {
@@ -46,7 +46,12 @@ export function registerListRoutes(app: App, ctx: GuardContext, list: ListName):
   app.get(
     `/${list}`,
     {
-      schema: { tags, security: adminSecurity, summary: `List the ${list}`, response: { 200: Type.Array(ListItemSchema), ...commonErrors } },
+      schema: {
+        tags,
+        security: adminSecurity,
+        summary: `List the ${list}`,
+        response: { 200: Type.Array(ListItemSchema), ...commonErrors },
+      },
       config: { permission },
     },
     async () => getListItems(ctx, list),

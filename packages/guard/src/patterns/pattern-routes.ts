@@ -1,9 +1,9 @@
-import { Type } from 'typebox';
 import type { App } from '@keel/core';
+import { Type } from 'typebox';
 import type { GuardContext } from '../context.ts';
 import { adminSecurity, commonErrors, ErrorSchema, IdParams } from '../http-schemas.ts';
-import { createPattern, getPatterns, removePattern } from './pattern-service.ts';
 import { PatternInputSchema, PatternSchema } from './pattern-schemas.ts';
+import { createPattern, getPatterns, removePattern } from './pattern-service.ts';
 
 const tags = ['patterns'];
 
@@ -27,7 +27,12 @@ export function registerPatternRoutes(app: App, ctx: GuardContext): void {
   app.get(
     '/patterns',
     {
-      schema: { tags, security: adminSecurity, summary: 'List every pattern', response: { 200: Type.Array(PatternSchema), ...commonErrors } },
+      schema: {
+        tags,
+        security: adminSecurity,
+        summary: 'List every pattern',
+        response: { 200: Type.Array(PatternSchema), ...commonErrors },
+      },
       config: { permission: 'patterns:admin' },
     },
     async () => getPatterns(ctx),

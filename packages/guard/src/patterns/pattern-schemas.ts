@@ -18,7 +18,12 @@ export const PatternInputSchema = Type.Object({
   }),
   Description: Type.Optional(Type.String({ maxLength: 2000 })),
   Category: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z_]+$', description: 'Default PII; others such as SECRET, INJECTION, TOPIC' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 32,
+      pattern: '^[A-Za-z_]+$',
+      description: 'Default PII; others such as SECRET, INJECTION, TOPIC',
+    }),
   ),
   IsActive: Type.Optional(Type.Boolean({ description: 'Default true; inactive patterns are not evaluated' })),
   BlockThreshold: Type.Optional(Type.Union([Threshold, Type.Null()])),

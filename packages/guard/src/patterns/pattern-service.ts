@@ -73,7 +73,11 @@ export async function createPattern(ctx: GuardContext, input: PatternInput): Pro
 }
 
 /** Inserts the pattern or, when the name exists, replaces its definition (template import). */
-export async function upsertPattern(db: Executor<GuardDb>, input: PatternInput, now: string): Promise<'created' | 'updated'> {
+export async function upsertPattern(
+  db: Executor<GuardDb>,
+  input: PatternInput,
+  now: string,
+): Promise<'created' | 'updated'> {
   const fields = patternFields(input);
   const { name, ...changes } = fields;
   const updated = await updatePatternByName(db, name, { ...changes, updated_at: now });

@@ -1,4 +1,5 @@
 import type { Cache, Executor } from '@keel/core';
+import { toBoolean } from '@keel/core';
 import type { GuardDb } from '../db/schema.ts';
 import { compileDetector } from '../detect/index.ts';
 import type { Detector, EngineSettings } from '../detect/types.ts';
@@ -6,7 +7,6 @@ import { listItems } from '../lists/list-store.ts';
 import { listPatterns } from '../patterns/pattern-store.ts';
 import { type CompiledValidator, compileValidator } from '../validators/compile-validator.ts';
 import { listValidators } from '../validators/validator-store.ts';
-import { toBoolean } from '@keel/core';
 
 /** What a /detect request needs, compiled once from the stored patterns, lists and validators. */
 export interface ActiveConfig {

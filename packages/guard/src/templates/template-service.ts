@@ -1,10 +1,15 @@
 import { withTransaction } from '@keel/core';
 import type { GuardContext } from '../context.ts';
 import { type PatternInput, patternFields, upsertPattern } from '../patterns/pattern-service.ts';
-import { type ValidatorInput, upsertValidator, validatorFields } from '../validators/validator-service.ts';
+import { upsertValidator, type ValidatorInput, validatorFields } from '../validators/validator-service.ts';
 
 export interface TemplateInput {
-  template: { name: string; description?: string | undefined; patterns?: PatternInput[] | undefined; validators?: ValidatorInput[] | undefined };
+  template: {
+    name: string;
+    description?: string | undefined;
+    patterns?: PatternInput[] | undefined;
+    validators?: ValidatorInput[] | undefined;
+  };
 }
 
 export interface TemplateImportResult {

@@ -1,9 +1,14 @@
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
-import type { ValidatorRow } from './validator-store.ts';
-import { BUILTIN_VALIDATORS, type GuardrailInput, type GuardrailOutcome, isBuiltinValidator } from './builtin-validators.ts';
 import type { AiValidatorClient } from '../ai/ai-validator.ts';
+import {
+  BUILTIN_VALIDATORS,
+  type GuardrailInput,
+  type GuardrailOutcome,
+  isBuiltinValidator,
+} from './builtin-validators.ts';
+import type { ValidatorRow } from './validator-store.ts';
 
 export const VALIDATOR_TYPES = ['BUILTIN', 'REGEX', 'SCHEMA', 'AI_PROMPT'] as const;
 export type ValidatorType = (typeof VALIDATOR_TYPES)[number];
@@ -61,7 +66,9 @@ export function checkValidatorDefinition(type: string, rule: string, expectedRes
 }
 
 /** Turns a stored validator into something that runs; the definition was checked when it was stored. */
-export function compileValidator(row: Pick<ValidatorRow, 'name' | 'type' | 'rule' | 'expected_response'>): CompiledValidator {
+export function compileValidator(
+  row: Pick<ValidatorRow, 'name' | 'type' | 'rule' | 'expected_response'>,
+): CompiledValidator {
   const { name, rule } = row;
   const expected = row.expected_response.trim();
   switch (row.type) {

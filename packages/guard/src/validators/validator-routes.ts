@@ -16,7 +16,8 @@ export function registerValidatorRoutes(app: App, ctx: GuardContext): void {
         tags,
         security: adminSecurity,
         summary: 'Create a validator',
-        description: 'The rule is checked before it is stored (regex compiled, schema compiled, built-in name known): 400 otherwise. A name that exists is a 409.',
+        description:
+          'The rule is checked before it is stored (regex compiled, schema compiled, built-in name known): 400 otherwise. A name that exists is a 409.',
         body: ValidatorInputSchema,
         response: { 201: ValidatorSchema, 409: ErrorSchema, ...commonErrors },
       },
@@ -27,7 +28,15 @@ export function registerValidatorRoutes(app: App, ctx: GuardContext): void {
 
   app.get(
     '/validators',
-    { schema: { tags, security: adminSecurity, summary: 'List stored validators', response: { 200: Type.Array(ValidatorSchema), ...commonErrors } }, config },
+    {
+      schema: {
+        tags,
+        security: adminSecurity,
+        summary: 'List stored validators',
+        response: { 200: Type.Array(ValidatorSchema), ...commonErrors },
+      },
+      config,
+    },
     async () => getValidators(ctx),
   );
 

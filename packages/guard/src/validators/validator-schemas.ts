@@ -2,7 +2,12 @@ import { Type } from 'typebox';
 import { BUILTIN_VALIDATORS } from './builtin-validators.ts';
 
 export const ValidatorInputSchema = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_][A-Za-z0-9_.:-]*$', examples: ['order_json'] }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    pattern: '^[A-Za-z0-9_][A-Za-z0-9_.:-]*$',
+    examples: ['order_json'],
+  }),
   type: Type.Union([Type.Literal('BUILTIN'), Type.Literal('REGEX'), Type.Literal('SCHEMA'), Type.Literal('AI_PROMPT')]),
   rule: Type.String({
     minLength: 1,

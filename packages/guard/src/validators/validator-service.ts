@@ -67,7 +67,11 @@ export async function createValidator(ctx: GuardContext, input: ValidatorInput):
 }
 
 /** Inserts the validator or, when the name exists, replaces its definition (template import). */
-export async function upsertValidator(db: Executor<GuardDb>, input: ValidatorInput, now: string): Promise<'created' | 'updated'> {
+export async function upsertValidator(
+  db: Executor<GuardDb>,
+  input: ValidatorInput,
+  now: string,
+): Promise<'created' | 'updated'> {
   const fields = validatorFields(input);
   const { name, ...changes } = fields;
   if (await updateValidatorByName(db, name, { ...changes, updated_at: now })) return 'updated';
