@@ -33,6 +33,10 @@ const REVEAL_EN = rule(
   `[a-z]+(?:${S}me)?${S}(?:your|the)${S}(?:(?:full|entire|original|hidden|secret|initial|exact|complete)${S})*(?:system${S}(?:prompt|message|instructions)|initial${S}instructions|hidden${S}instructions|instructions${S}above|developer${S}message)\\b`,
   true,
 );
+const ASK_SYSTEM_PROMPT = rule(
+  `what(?:'s|${S}is|${S}are|${S}was)${S}(?:your|the)${S}(?:(?:full|original|hidden|exact)${S})?(?:system${S}prompt|initial${S}instructions|hidden${S}instructions)\\b`,
+  false,
+);
 const DO_ANYTHING_NOW = rule(`do${S}anything${S}now\\b`, true);
 const DEV_MODE = rule(`(?:enable|activate|enter)${S}(?:developer|god|dan|jailbreak|unrestricted)${S}mode\\b`, true);
 const DEV_MODE_ON = rule(`developer${S}mode${S}(?:enabled|activated|on)\\b`, true);
@@ -41,7 +45,7 @@ const ACT_AS = rule(
   true,
 );
 const JAILBREAK = rule('jailbreak(?:ing|en)?\\b', false);
-const NEW_INSTRUCTIONS = rule(`(?:new|updated|real)${S}(?:system${S})?instructions?${S}?:`, false);
+const NEW_INSTRUCTIONS = rule(`(?:new|updated|real)${S}(?:system${S})?instructions?[ \\t]*:`, false);
 const OVERRIDE_WEAK = rule(`(?:ignore|disregard)${S}(?:the${S})?(?:above|previous|everything)\\b`, false);
 
 // Spanish, Portuguese, Italian, French, German, Dutch.
@@ -102,6 +106,7 @@ addRules(OVERRIDE_VERBS, [OVERRIDE_EN, FORGET_EN, OVERRIDE_WEAK]);
 addRules(REVEAL_VERBS, [REVEAL_EN]);
 addRules(['you'], [YOU_ARE_NOW]);
 addRules(['do'], [DO_ANYTHING_NOW]);
+addRules(['what'], [ASK_SYSTEM_PROMPT]);
 addRules(['enable', 'activate', 'enter'], [DEV_MODE]);
 addRules(['developer'], [DEV_MODE_ON]);
 addRules(['act', 'pretend', 'roleplay'], [ACT_AS]);

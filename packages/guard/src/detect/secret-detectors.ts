@@ -15,19 +15,32 @@ function fakeBody(body: string, h: number): boolean {
   return (body.length >= 12 && h < 2.5) || isPlaceholderValue(body);
 }
 
-function runEnd(t: string, i: number, accept: (c: number) => boolean, max: number): number {
+/** Membership tables for the character sets of key bodies (ASCII only; a table lookup beats a callback per char). */
+function charTable(accept: (c: number) => boolean): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) if (accept(c)) table[c] = 1;
+  return table;
+}
+
+const ALNUM = charTable(isAlnum);
+const BASE64URL = charTable(isBase64Url);
+const ALNUM_UNDERSCORE = charTable((c) => isAlnum(c) || c === 95);
+const ALNUM_DASH = charTable((c) => isAlnum(c) || c === 45);
+
+/** End of the run of characters from `table` starting at i (at most `max` long). */
+function runEnd(t: string, i: number, table: Uint8Array, max: number): number {
   let j = i;
   const limit = Math.min(t.length, i + max);
-  while (j < limit && accept(t.charCodeAt(j))) j++;
+  while (j < limit) {
+    const c = t.charCodeAt(j);
+    if (c >= 128 || table[c] === 0) break;
+    j++;
+  }
   return j;
 }
 
 function isAlnumUnderscore(c: number): boolean {
   return isAlnum(c) || c === 95;
-}
-
-function isAlnumDash(c: number): boolean {
-  return isAlnum(c) || c === 45;
 }
 
 function emitSecret(st: ScanState, type: string, start: number, end: number, body: string, baseAdjust = 0): number {
@@ -72,7 +85,7 @@ export function scanSecretAt(st: ScanState, i: number, c: number): number {
 
 function awsKey(st: ScanState, i: number): number {
   if (!st.sel.enabled.has('AWS_ACCESS_KEY')) return -1;
-  const end = runEnd(st.text, i, isAlnum, 64);
+  const end = runEnd(st.text, i, ALNUM, 64);
   if (end - i !== 20) return -1;
   for (let k = i + 4; k < end; k++) {
     const c = st.text.charCodeAt(k);
@@ -83,7 +96,7 @@ function awsKey(st: ScanState, i: number): number {
 
 function googleKey(st: ScanState, i: number): number {
   if (!st.sel.enabled.has('GOOGLE_API_KEY')) return -1;
-  const end = runEnd(st.text, i, isBase64Url, 64);
+  const end = runEnd(st.text, i, BASE64URL, 64);
   if (end - i !== 39) return -1;
   return emitSecret(st, 'GOOGLE_API_KEY', i, end, st.text.slice(i + 4, end));
 }
@@ -93,14 +106,14 @@ function githubToken(st: ScanState, i: number): number {
   // ghp_ personal, gho_ OAuth, ghu_ user-to-server, ghs_ server-to-server, ghr_ refresh
   if (kind !== 112 && kind !== 111 && kind !== 117 && kind !== 115 && kind !== 114) return -1;
   if (!st.sel.enabled.has('GITHUB_TOKEN')) return -1;
-  const end = runEnd(st.text, i + 4, isAlnum, 256);
+  const end = runEnd(st.text, i + 4, ALNUM, 256);
   if (end - i - 4 < 36 || isAlnumUnderscore(st.text.charCodeAt(end))) return -1;
   return emitSecret(st, 'GITHUB_TOKEN', i, end, st.text.slice(i + 4, end));
 }
 
 function githubPat(st: ScanState, i: number): number {
   if (!st.sel.enabled.has('GITHUB_TOKEN')) return -1;
-  const end = runEnd(st.text, i + 11, isAlnumUnderscore, 256);
+  const end = runEnd(st.text, i + 11, ALNUM_UNDERSCORE, 256);
   if (end - i - 11 < 50) return -1;
   return emitSecret(st, 'GITHUB_TOKEN', i, end, st.text.slice(i + 11, end));
 }
@@ -109,7 +122,7 @@ const OPENAI_SEGMENTS = ['proj-', 'svcacct-', 'admin-', 'None-'];
 
 function skDashKey(st: ScanState, i: number): number {
   const t = st.text;
-  const end = runEnd(t, i, isBase64Url, 400);
+  const end = runEnd(t, i, BASE64URL, 400);
   if (t.startsWith('sk-ant-', i)) {
     if (!st.sel.enabled.has('ANTHROPIC_API_KEY') || end - i < 40) return -1;
     const dash = t.indexOf('-', i + 7);
@@ -140,10 +153,10 @@ function stripeKey(st: ScanState, i: number): number {
   const live = t.startsWith('live_', i + 3);
   if (!live && !t.startsWith('test_', i + 3)) return -1;
   if (!st.sel.enabled.has('STRIPE_KEY')) return -1;
-  const end = runEnd(t, i + 8, isAlnum, 300);
+  const end = runEnd(t, i + 8, ALNUM, 300);
   if (isAlnumUnderscore(t.charCodeAt(end))) {
     // sk_test_PLACEHOLDER_VALUE and similar
-    const longer = runEnd(t, i + 8, isAlnumUnderscore, 300);
+    const longer = runEnd(t, i + 8, ALNUM_UNDERSCORE, 300);
     return emitSecret(st, 'STRIPE_KEY', i, longer, t.slice(i + 8, longer));
   }
   const body = t.slice(i + 8, end);
@@ -158,7 +171,7 @@ function stripeKey(st: ScanState, i: number): number {
 function slackToken(st: ScanState, i: number): number {
   if (!st.sel.enabled.has('SLACK_TOKEN')) return -1;
   const t = st.text;
-  const end = runEnd(t, i, isAlnumDash, 300);
+  const end = runEnd(t, i, ALNUM_DASH, 300);
   const bodyStart = t.charCodeAt(i + 1) === 111 ? i + 5 : i + 5;
   if (end - bodyStart < 10) return -1;
   let trimmed = end;
@@ -169,11 +182,11 @@ function slackToken(st: ScanState, i: number): number {
 function jwt(st: ScanState, i: number): number {
   if (!st.sel.jwt) return -1;
   const t = st.text;
-  const h = runEnd(t, i, isBase64Url, 2000);
+  const h = runEnd(t, i, BASE64URL, 2000);
   if (h - i < 10 || t.charCodeAt(h) !== 46) return -1;
-  const p = runEnd(t, h + 1, isBase64Url, 8000);
+  const p = runEnd(t, h + 1, BASE64URL, 8000);
   if (p - h - 1 < 10 || t.charCodeAt(p) !== 46) return -1;
-  const s = runEnd(t, p + 1, isBase64Url, 4000);
+  const s = runEnd(t, p + 1, BASE64URL, 4000);
   let end = s;
   while (end < t.length && t.charCodeAt(end) === 61 && end - s < 2) end++;
   const valid = joseHeader(t, i, h);
@@ -247,9 +260,8 @@ export function scanPrivateKey(st: ScanState, i: number): number {
   const head = t.slice(bodyStart, Math.min(bodyEnd, bodyStart + 96));
   const placeholder =
     bodyEnd - bodyStart < 40 ||
-    t.lastIndexOf('...', bodyEnd) >= bodyStart ||
-    t.lastIndexOf('…', bodyEnd) >= bodyStart ||
-    /your|here|redacted|insert|paste/i.test(head);
+    /\.\.\.|…|your|here|redacted|insert|paste/i.test(head) ||
+    /\.\.\.|…/.test(t.slice(Math.max(bodyStart, bodyEnd - 96), bodyEnd));
   st.emit('PRIVATE_KEY', i, end, evidence({ valid: endAt >= 0, placeholder, strength: 1, context: 0 }));
   return end;
 }
