@@ -7,7 +7,7 @@ import { authenticated, principalOf } from '../routes-auth.ts';
 import { DatasetEnum, DatasetRecordSchema, SignalRecordInput, TrackingEventSchema } from './dataset-schemas.ts';
 import { queryAnalytics, writeSignals } from './dataset-service.ts';
 
-const AnalyticsPage = Type.Object({
+export const AnalyticsPage = Type.Object({
   workspaceId: Type.String(),
   dataset: Type.String(),
   limit: Type.Integer(),

@@ -9,7 +9,7 @@ import { createExport, listExports, openExport } from './export-service.ts';
 import { EXPORT_FORMATS } from './export-writers.ts';
 
 const tags = ['exports'];
-const ExportSchema = Type.Object({
+export const ExportSchema = Type.Object({
   id: Type.String(),
   workspaceId: Type.String(),
   source: Type.String({ description: '`dataset`, `report` or `privacy_access`' }),

@@ -7,7 +7,7 @@ import { authenticated, principalOf } from '../routes-auth.ts';
 import { listPrivacyRequests, submitPrivacyRequest } from './privacy-service.ts';
 
 const tags = ['privacy'];
-const PrivacyRequestSchema = Type.Object({
+export const PrivacyRequestSchema = Type.Object({
   id: Type.String(),
   workspaceId: Type.String(),
   type: Type.Union([Type.Literal('access'), Type.Literal('deletion')]),

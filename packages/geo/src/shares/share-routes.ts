@@ -23,7 +23,7 @@ const DashboardParams = Type.Object({
   dashboardId: Type.String({ maxLength: 64, description: 'A record of the `dashboards` dataset' }),
 });
 const Point = Type.Object({ at: Timestamp, value: Type.Number() });
-const SharedDashboard = Type.Object({
+export const SharedDashboard = Type.Object({
   dashboard: Type.Object({
     id: Type.String(),
     title: Type.String(),

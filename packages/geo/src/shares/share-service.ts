@@ -150,7 +150,10 @@ export async function readSharedDashboard(ctx: GeoContext, token: string | undef
           : Number(metric.confidence_value);
     if (value === undefined || !Number.isFinite(value)) continue;
     let points = series.get(name);
-    if (!points) series.set(name, (points = []));
+    if (!points) {
+      points = [];
+      series.set(name, points);
+    }
     if (points.length < MAX_POINTS) points.push({ at: toIsoString(metric.computed_at), value });
   }
   return {
