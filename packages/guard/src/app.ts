@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createAiValidatorClient } from './ai/ai-validator.ts';
 import { createAuditRecorder } from './audit/audit-recorder.ts';
-import { createTokenDirectory, installGuardAuth, rateLimitKeyFor } from './auth/guard-auth.ts';
+import { createCallerResolver, createTokenDirectory, installGuardAuth, rateLimitKeyFor } from './auth/guard-auth.ts';
 import type { GuardConfig } from './config.ts';
 import type { GuardContext } from './context.ts';
 import { guardMigrations } from './db/migrations/index.ts';
@@ -54,7 +54,7 @@ Rate limits answer 429 with \`Retry-After\` and the same error body.`;
 /** Builds guard's HTTP app (not listening) on an already migrated database. */
 export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: App; ctx: GuardContext }> {
   const { config, db, cache } = options;
-  const directory = createTokenDirectory(config.auth);
+  const callerOf = createCallerResolver(config.auth, createTokenDirectory(config.auth));
   const app = await createApp({
     name: 'guard',
     version: GUARD_VERSION,
@@ -63,7 +63,7 @@ export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: Ap
     logLevel: config.core.logLevel,
     redis: options.redis,
     logStream: options.logStream,
-    rateLimitKey: rateLimitKeyFor(config.auth, directory),
+    rateLimitKey: rateLimitKeyFor(callerOf),
     securitySchemes: {
       bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token name from AUTH_TOKEN_PERMISSIONS' },
       adminKey: { type: 'apiKey', in: 'header', name: 'X-ADMIN-KEY', description: 'Legacy admin key (ADMIN_KEY)' },
@@ -78,7 +78,7 @@ export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: Ap
       { name: 'system', description: 'Health, readiness and caches' },
     ],
   });
-  installGuardAuth(app, config.auth, directory);
+  installGuardAuth(app, config.auth, callerOf);
 
   const provider = options.provider ?? createModelProvider(config.ai);
   const ctx: GuardContext = {

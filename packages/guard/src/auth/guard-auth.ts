@@ -1,4 +1,5 @@
-import { bearerToken, CoreErrors, constantTimeEqual, sha256Hex } from '@keel/core';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerToken, CoreErrors, constantTimeEqual } from '@keel/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { GuardConfig } from '../config.ts';
 
@@ -18,12 +19,13 @@ export interface TokenDirectory {
 }
 
 export function createTokenDirectory(config: GuardConfig['auth']): TokenDirectory {
-  const names = [...config.tokenPermissions.keys()];
+  const known = [...config.tokenPermissions.keys()].map((name) => ({ name, digest: createHash('sha256').update(name).digest() }));
   return {
     identify(presented) {
+      const digest = createHash('sha256').update(presented).digest();
       let match: string | undefined;
       // Every name is compared, so the time taken says nothing about which one (if any) matched.
-      for (const name of names) if (constantTimeEqual(presented, name) && match === undefined) match = name;
+      for (const entry of known) if (timingSafeEqual(digest, entry.digest) && match === undefined) match = entry.name;
       return match;
     },
   };
@@ -39,21 +41,27 @@ export function presentedToken(request: FastifyRequest, requireBearer: boolean):
   return bare && !/\s/.test(bare) ? bare : undefined;
 }
 
-/** Rate-limit key: the token name for a valid token, else the client address (so fake tokens share one bucket). */
-export function rateLimitKeyFor(config: GuardConfig['auth'], directory: TokenDirectory) {
-  const cache = new Map<string, string>();
-  return (request: FastifyRequest): string => {
-    const token = config.enabled ? presentedToken(request, config.requireBearerToken) : undefined;
-    if (token === undefined) return `ip:${request.ip}`;
-    const digest = sha256Hex(token);
-    let key = cache.get(digest);
-    if (key === undefined) {
-      const name = directory.identify(token);
-      key = name === undefined ? `ip:${request.ip}` : `token:${name}`;
-      if (cache.size > 10_000) cache.clear();
-      if (name !== undefined) cache.set(digest, key);
+/** Who is calling: the token name when a known token is presented. Resolved once per request. */
+export type CallerResolver = (request: FastifyRequest) => string | undefined;
+
+export function createCallerResolver(config: GuardConfig['auth'], directory: TokenDirectory): CallerResolver {
+  const resolved = new WeakMap<FastifyRequest, { name: string | undefined }>();
+  return (request) => {
+    let entry = resolved.get(request);
+    if (!entry) {
+      const token = config.enabled ? presentedToken(request, config.requireBearerToken) : undefined;
+      entry = { name: token === undefined ? undefined : directory.identify(token) };
+      resolved.set(request, entry);
     }
-    return key;
+    return entry.name;
+  };
+}
+
+/** Rate-limit key: the token name for a valid token, else the client address (so fake tokens share one bucket). */
+export function rateLimitKeyFor(callerOf: CallerResolver) {
+  return (request: FastifyRequest): string => {
+    const name = callerOf(request);
+    return name === undefined ? `ip:${request.ip}` : `token:${name}`;
   };
 }
 
@@ -62,7 +70,7 @@ export function rateLimitKeyFor(config: GuardConfig['auth'], directory: TokenDir
  * token holding the route's permission (or `*`) is required — 401 when the credential is missing or unknown,
  * 403 when it lacks the permission. Admin routes also accept the legacy `X-ADMIN-KEY` header.
  */
-export function installGuardAuth(app: FastifyInstance, config: GuardConfig['auth'], directory: TokenDirectory): void {
+export function installGuardAuth(app: FastifyInstance, config: GuardConfig['auth'], callerOf: CallerResolver): void {
   if (!config.enabled) return;
   const publicPaths = new Set(config.publicPaths);
   const unauthorized = () => {
@@ -79,8 +87,7 @@ export function installGuardAuth(app: FastifyInstance, config: GuardConfig['auth
       const legacy = request.headers['x-admin-key'];
       if (typeof legacy === 'string' && constantTimeEqual(legacy, config.adminKey)) return done();
     }
-    const token = presentedToken(request, config.requireBearerToken);
-    const name = token === undefined ? undefined : directory.identify(token);
+    const name = callerOf(request);
     if (name === undefined) return done(unauthorized());
     if (permission === undefined) return done(); // an unknown route: the 404 handler answers
     const granted = config.tokenPermissions.get(name)!;
