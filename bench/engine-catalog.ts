@@ -187,14 +187,14 @@ try {
           }),
         }),
         onResponse: (_status, body, context) => {
-          context.checkoutId = (JSON.parse(body) as { checkoutId: string }).checkoutId;
+          (context as { checkoutId?: string }).checkoutId = (JSON.parse(body) as { checkoutId: string }).checkoutId;
         },
       },
       {
         method: 'POST',
         path: '/api/v1/catalog/orders',
         headers,
-        setupRequest: (req, context) => ({ ...req, body: JSON.stringify({ checkoutId: context.checkoutId }) }),
+        setupRequest: (req, context) => ({ ...req, body: JSON.stringify({ checkoutId: (context as { checkoutId?: string }).checkoutId }) }),
       },
     ],
   });
