@@ -1,4 +1,5 @@
 // The decision: final scores, allow/mask/block per detection, the request's verdict and message, redaction.
+import { pickNonOverlapping } from './overlaps.ts';
 import { finalScore, formatScore } from './scoring.ts';
 import type { AiScore, Candidate, Decision, Detection, EngineSettings, PlaceholderFor } from './types.ts';
 
@@ -138,22 +139,7 @@ function nonOverlapping(reported: Reported[]): Reported[] {
   let inOrder = true;
   for (let i = 1; i < reported.length && inOrder; i++) inOrder = reported[i].c.start >= reported[i - 1].c.end;
   if (inOrder) return reported;
-  const byStart = [...reported].sort((a, b) => a.c.start - b.c.start || b.c.end - a.c.end);
-  let overlapping = false;
-  for (let i = 1; i < byStart.length; i++) {
-    if (byStart[i].c.start < byStart[i - 1].c.end) {
-      overlapping = true;
-      break;
-    }
-  }
-  if (!overlapping) return byStart;
-  const rank = (r: Reported) => (r.c.blocklisted ? 2 : r.final);
-  const ranked = [...reported].sort(
-    (a, b) => rank(b) - rank(a) || b.c.end - b.c.start - (a.c.end - a.c.start) || a.c.start - b.c.start,
+  return pickNonOverlapping(
+    reported.map((r) => ({ item: r, start: r.c.start, end: r.c.end, rank: r.c.blocklisted ? 2 : r.final })),
   );
-  const kept: Reported[] = [];
-  for (const r of ranked) {
-    if (kept.every((k) => k.c.end <= r.c.start || r.c.end <= k.c.start)) kept.push(r);
-  }
-  return kept.sort((a, b) => a.c.start - b.c.start);
 }

@@ -296,7 +296,7 @@ const VERSION_AFTER_LEX = lexicon(
 function numberContext(st: ScanState, start: number, lex: Lexicon): number {
   const near = polarityBefore(st.text, start, 40, lex);
   if (near !== 0) return near;
-  const header = csvHeaderFor(st.text, st.csvHeader(), start);
+  const header = csvHeaderFor(st.text, st.csvHeader(), start, st.rows);
   return header === undefined ? 0 : polarityOfLabel(header, lex);
 }
 

@@ -654,8 +654,11 @@ export function scanPasswordMention(st: ScanState, e: number): number {
  */
 function netrcValue(st: ScanState, e: number): number {
   const t = st.text;
+  // The keyword must open its line: look back over at most a short indent.
   let ls = e;
-  while (ls > 0 && t.charCodeAt(ls - 1) !== 10) ls--;
+  const limit = e > 64 ? e - 64 : 0;
+  while (ls > limit && t.charCodeAt(ls - 1) !== 10) ls--;
+  if (ls > 0 && t.charCodeAt(ls - 1) !== 10) return 0;
   let firstWord = ls;
   while (firstWord < e && (t.charCodeAt(firstWord) === 32 || t.charCodeAt(firstWord) === 9)) firstWord++;
   if (t.charCodeAt(firstWord) > 122 || e - firstWord > 12) return 0;
@@ -705,7 +708,7 @@ export function scanUrlCredentials(st: ScanState, at: number): number {
   let colon = -1;
   while (j >= 2 && at - j < 256) {
     const c = t.charCodeAt(j);
-    if (c <= 32 || c === 34 || c === 39 || c === 60) return -1;
+    if (c <= 32 || c === 34 || c === 39 || c === 60 || c === 64) return -1;
     if (c === 47) {
       if (t.charCodeAt(j - 1) === 47 && t.charCodeAt(j - 2) === 58 && colon > 0) break;
       return -1;

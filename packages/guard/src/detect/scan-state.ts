@@ -1,7 +1,7 @@
 // State shared by the built-in detectors during one pass over a text.
 import { builtinPattern } from './builtin-patterns.ts';
 import { type Evidence, localAiScoreOf, regexScoreOf } from './scoring.ts';
-import { type CsvHeader, parseCsvHeader } from './text-features.ts';
+import { type CsvHeader, newRowCursor, parseCsvHeader, type RowCursor } from './text-features.ts';
 import type { Candidate } from './types.ts';
 
 /** Which built-in detectors run, and the category each reports (a stored pattern may recategorize a built-in). */
@@ -70,11 +70,30 @@ export class ScanState {
   readonly sel: BuiltinSelection;
 
   private header: CsvHeader | undefined;
+  /** Row position for CSV/markdown header lookups (see csvHeaderFor). */
+  readonly rows: RowCursor = newRowCursor();
 
   constructor(text: string, sel: BuiltinSelection) {
     this.text = text;
     this.n = text.length;
     this.sel = sel;
+  }
+
+  private markerSearched = new Map<string, number>();
+
+  /**
+   * Position of `marker` in [from, from + window), or -1. Remembers how far each marker was searched in vain, so
+   * a text with thousands of BEGIN lines and no END line costs one pass, not one per BEGIN.
+   */
+  findEndMarker(marker: string, from: number, window: number): number {
+    const limit = Math.min(this.n, from + window);
+    const searched = this.markerSearched.get(marker) ?? -1;
+    const start = searched > from ? searched - marker.length + 1 : from;
+    if (start >= limit) return -1;
+    const at = this.text.slice(start, limit).indexOf(marker);
+    if (at >= 0) return start + at;
+    this.markerSearched.set(marker, limit);
+    return -1;
   }
 
   /** The text's first line parsed as a delimited header, computed on first use. */

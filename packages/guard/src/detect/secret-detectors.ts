@@ -237,10 +237,10 @@ export function scanPrivateKey(st: ScanState, i: number): number {
   if (!label.endsWith('PRIVATE KEY') && !label.endsWith('PRIVATE KEY BLOCK')) return -1;
   const bodyStart = labelEnd + 5;
   const endMarker = `-----END ${label}-----`;
-  const endAt = t.indexOf(endMarker, bodyStart);
+  const endAt = st.findEndMarker(endMarker, bodyStart, 64_000);
   let end: number;
   let bodyEnd: number;
-  if (endAt >= 0 && endAt - bodyStart < 64_000) {
+  if (endAt >= 0) {
     bodyEnd = endAt;
     end = endAt + endMarker.length;
   } else {

@@ -407,29 +407,66 @@ function headerCell(text: string, header: CsvHeader, delimiter: number, column: 
 }
 
 /**
- * The header cell (lower-cased) of the CSV/TSV column that contains `start`, when the text's first line is a
- * delimited header and `start` sits in a later row using the same delimiter; undefined otherwise. Lets "ssn" or
- * "phone" in a header be context for a bare number three lines down.
+ * Where the scan is within the current row: kept between lookups so that many numbers on one long row cost one
+ * pass over it, not one look-back each.
  */
-export function csvHeaderFor(text: string, header: CsvHeader, start: number): string | undefined {
-  let lineStart = start;
-  const limit = start > 4096 ? start - 4096 : 0;
-  while (lineStart > limit && text.charCodeAt(lineStart - 1) !== 10) lineStart--;
-  if (lineStart === limit && lineStart > 0) return undefined;
-  if (text.charCodeAt(lineStart) === 124) return markdownHeaderFor(text, lineStart, start);
+export interface RowCursor {
+  lineStart: number;
+  pos: number;
+  quoted: boolean;
+  counts: Int32Array;
+  /** Start of the last markdown table row looked up, and the start of its table's header row. */
+  mdRow: number;
+  mdTop: number;
+}
+
+/** A cursor before any lookup. */
+export function newRowCursor(): RowCursor {
+  return { lineStart: 0, pos: -1, quoted: false, counts: new Int32Array(DELIMITERS.length), mdRow: -1, mdTop: -1 };
+}
+
+function moveCursor(text: string, cursor: RowCursor, start: number): boolean {
+  if (start < cursor.pos || cursor.pos < 0) {
+    let lineStart = start;
+    const limit = start > 4096 ? start - 4096 : 0;
+    while (lineStart > limit && text.charCodeAt(lineStart - 1) !== 10) lineStart--;
+    if (lineStart === limit && lineStart > 0) return false;
+    cursor.lineStart = lineStart;
+    cursor.pos = lineStart;
+    cursor.quoted = false;
+    cursor.counts.fill(0);
+  }
+  for (let i = cursor.pos; i < start; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) {
+      cursor.lineStart = i + 1;
+      cursor.quoted = false;
+      cursor.counts.fill(0);
+    } else if (c === 34) cursor.quoted = !cursor.quoted;
+    else if (!cursor.quoted) {
+      for (let k = 0; k < DELIMITERS.length; k++) if (c === DELIMITERS[k]) cursor.counts[k]++;
+    }
+  }
+  cursor.pos = start;
+  return true;
+}
+
+/**
+ * The header cell (lower-cased) of the CSV/TSV/markdown-table column that contains `start`: for delimited text
+ * the text's first line, for a markdown table the row above its |---| line. Lets "ssn" or "phone" in a header be
+ * context for a bare number three rows down. Undefined when `start` is not in such a row.
+ */
+export function csvHeaderFor(text: string, header: CsvHeader, start: number, cursor: RowCursor): string | undefined {
+  if (!moveCursor(text, cursor, start)) return undefined;
+  const lineStart = cursor.lineStart;
+  if (text.charCodeAt(lineStart) === 124) return markdownHeaderFor(text, lineStart, cursor);
   if (header.delimiters.length === 0 || start <= header.end) return undefined;
   for (const delimiter of header.delimiters) {
-    let column = 0;
-    let quoted = false;
-    for (let i = lineStart; i < start; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 34) quoted = !quoted;
-      else if (c === delimiter && !quoted) column++;
-    }
+    const column = cursor.counts[DELIMITERS.indexOf(delimiter)];
     if (column === 0) {
       // The match opens its row: the row must still use this delimiter somewhere after it.
       let k = start;
-      while (k < text.length && k - start < 4096 && text.charCodeAt(k) !== 10 && text.charCodeAt(k) !== delimiter) k++;
+      while (k < text.length && k - start < 256 && text.charCodeAt(k) !== 10 && text.charCodeAt(k) !== delimiter) k++;
       if (text.charCodeAt(k) !== delimiter) continue;
     }
     return headerCell(text, header, delimiter, column);
@@ -438,26 +475,40 @@ export function csvHeaderFor(text: string, header: CsvHeader, start: number): st
 }
 
 /** Header cell of a markdown table column: the block's first row (above its |---| line), whatever line the text starts with. */
-function markdownHeaderFor(text: string, lineStart: number, start: number): string | undefined {
-  let column = 0;
-  for (let i = lineStart; i < start; i++) if (text.charCodeAt(i) === 124) column++;
-  // Walk up over the table's rows (each starts with '|'), at most 64 lines.
-  let top = lineStart;
-  for (let rows = 0; rows < 64 && top > 0; rows++) {
-    let prev = top - 1;
-    while (prev > 0 && text.charCodeAt(prev - 1) !== 10) prev--;
-    if (text.charCodeAt(prev) !== 124) break;
-    top = prev;
+function markdownHeaderFor(text: string, lineStart: number, cursor: RowCursor): string | undefined {
+  const column = cursor.counts[DELIMITERS.indexOf(124)];
+  let top: number;
+  if (cursor.mdRow >= 0 && (lineStart === cursor.mdRow || previousLineStart(text, lineStart) === cursor.mdRow)) {
+    top = cursor.mdTop;
+  } else {
+    // Walk up over the table's rows (each starts with '|'), at most 64 lines of at most 1 KB.
+    top = lineStart;
+    for (let rows = 0; rows < 64 && top > 0; rows++) {
+      const prev = previousLineStart(text, top);
+      if (prev < 0 || text.charCodeAt(prev) !== 124) break;
+      top = prev;
+    }
   }
+  cursor.mdRow = lineStart;
+  cursor.mdTop = top;
   if (top === lineStart) return undefined;
   let from = top;
   for (let c = 0; c < column; c++) {
     const at = text.indexOf('|', from);
-    if (at < 0) return undefined;
+    if (at < 0 || at >= lineStart) return undefined;
     from = at + 1;
   }
   const to = text.indexOf('|', from);
   const lineEnd = text.indexOf('\n', top);
   if (to < 0 || (lineEnd >= 0 && to > lineEnd)) return undefined;
   return text.slice(from, to).trim();
+}
+
+/** Start of the line before the line starting at `lineStart`, or -1 (none, or longer than 1 KB). */
+function previousLineStart(text: string, lineStart: number): number {
+  if (lineStart <= 0) return -1;
+  let prev = lineStart - 1;
+  const limit = prev > 1024 ? prev - 1024 : 0;
+  while (prev > limit && text.charCodeAt(prev - 1) !== 10) prev--;
+  return prev > 0 && text.charCodeAt(prev - 1) !== 10 ? -1 : prev;
 }

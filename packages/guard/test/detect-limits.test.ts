@@ -1,0 +1,46 @@
+// Adversarial inputs stay linear: no text shape makes a built-in detector look back or ahead over and over.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../src/detect/index.ts';
+
+const detector = compileDetector({
+  patterns: BUILTIN_PATTERNS.map((p) => ({
+    name: p.name,
+    regex: p.regex,
+    category: p.category,
+    allowThreshold: null,
+    blockThreshold: null,
+  })),
+  allowlist: [],
+  blocklist: [],
+  settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },
+});
+
+const N = 500_000;
+const SHAPES: Record<string, string> = {
+  'a run of @': '@'.repeat(N),
+  'one long CSV row of numbers': `id,ssn,phone\n${'123456789,'.repeat(N / 10)}`,
+  'BEGIN lines without END': '-----BEGIN RSA PRIVATE KEY-----\n'.repeat(N / 32),
+  'repeated sk- prefixes': 'sk-'.repeat(N / 3),
+  'repeated password=': 'password='.repeat(N / 9),
+  'password mentions on one line': 'x password y '.repeat(N / 13),
+  'a long markdown table': `| phone | name |\n|---|---|\n${'| 2125551234 | a |\n'.repeat(N / 18)}`,
+  'colon runs': 'a:'.repeat(N / 2),
+  'dotted digits': '1.'.repeat(N / 2),
+  'eyJ runs': 'eyJ'.repeat(N / 3),
+  'dense e-mails': 'a@b.co '.repeat(N / 7),
+  'dense mixed PII': 'call 555-0100 mail a@b.io ip 10.0.0.1 card 4111111111111111 pw: Xk9#mPq2Lw\n'.repeat(N / 75),
+};
+
+for (const [name, text] of Object.entries(SHAPES)) {
+  test(`${name} (${(text.length / 1000).toFixed(0)} K characters) is scanned and decided in linear time`, () => {
+    const t0 = performance.now();
+    const candidates = detector.scan(text);
+    const decision = detector.decide(text, candidates, localAiScores(candidates));
+    const ms = performance.now() - t0;
+    assert.ok(ms < 3000, `${ms.toFixed(0)} ms`);
+    for (let i = 1; i < decision.detections.length; i++) {
+      assert.ok(decision.detections[i].start >= decision.detections[i - 1].end, 'detections never overlap');
+    }
+  });
+}
