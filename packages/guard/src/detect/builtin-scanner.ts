@@ -92,6 +92,10 @@ function mayBeKey(t: string, i: number, j: number): boolean {
   return c === 61 || c === 58 || c === 34 || c === 39;
 }
 
+/** First letters of the literal secret prefixes (AKIA, AIza, gh?_, sk-, rk_, xox?-, eyJ). */
+const SECRET_FIRST = new Uint8Array(128);
+for (const c of 'Agsrxe') SECRET_FIRST[c.charCodeAt(0)] = 1;
+
 /** What a word's hash may start: a password mention, an injection phrase. */
 const MENTION = 1;
 const INJECTION = 2;
@@ -143,8 +147,10 @@ function onWord(st: ScanState, i: number): number {
     if (r < 0 && numberBoundaryBefore(t, i)) r = scanNumberRun(st, i);
     return Math.max(r, j);
   }
-  r = scanSecretAt(st, i, c0);
-  if (r > 0) return r;
+  if (c0 < 128 && SECRET_FIRST[c0] === 1) {
+    r = scanSecretAt(st, i, c0);
+    if (r > 0) return r;
+  }
   if (
     sel.iban &&
     isUpper(c0) &&

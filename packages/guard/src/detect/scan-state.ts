@@ -70,8 +70,7 @@ export class ScanState {
   readonly sel: BuiltinSelection;
 
   private header: CsvHeader | undefined;
-  /** Row position for CSV/markdown header lookups (see csvHeaderFor). */
-  readonly rows: RowCursor = newRowCursor();
+  private rowCursor: RowCursor | undefined;
 
   constructor(text: string, sel: BuiltinSelection) {
     this.text = text;
@@ -79,7 +78,13 @@ export class ScanState {
     this.sel = sel;
   }
 
-  private markerSearched = new Map<string, number>();
+  private markerSearched: Map<string, number> | undefined;
+
+  /** Row position for CSV/markdown header lookups (see csvHeaderFor), created on first use. */
+  get rows(): RowCursor {
+    this.rowCursor ??= newRowCursor();
+    return this.rowCursor;
+  }
 
   /**
    * Position of `marker` in [from, from + window), or -1. Remembers how far each marker was searched in vain, so
@@ -87,6 +92,7 @@ export class ScanState {
    */
   findEndMarker(marker: string, from: number, window: number): number {
     const limit = Math.min(this.n, from + window);
+    this.markerSearched ??= new Map();
     const searched = this.markerSearched.get(marker) ?? -1;
     const start = searched > from ? searched - marker.length + 1 : from;
     if (start >= limit) return -1;
