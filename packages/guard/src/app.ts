@@ -9,6 +9,7 @@ import type { GuardContext } from './context.ts';
 import { guardMigrations } from './db/migrations/index.ts';
 import type { GuardDb } from './db/schema.ts';
 import { registerDetectRoutes } from './detect-api/detect-routes.ts';
+import { registerGatewayRoutes } from './gateway/gateway-routes.ts';
 import { registerListRoutes } from './lists/list-routes.ts';
 import { registerPatternRoutes } from './patterns/pattern-routes.ts';
 import { createModelProvider } from './providers/create-provider.ts';
@@ -107,5 +108,6 @@ export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: Ap
   registerValidatorRoutes(app, ctx);
   registerTemplateRoutes(app, ctx);
   registerSystemRoutes(app, ctx);
+  registerGatewayRoutes(app, ctx);
   return { app, ctx };
 }

@@ -39,6 +39,52 @@ export interface GuardConfig {
     managedModel: { region: string | undefined; modelId: string | undefined; endpointOverride: string | undefined };
   };
   audit: { retentionDays: number };
+  gateway: GatewayConfig;
+}
+
+/** Where stream-async security events go: JSON lines to stdout or a file, or POSTed to an HTTP(S) endpoint. */
+export type SecurityEventSink = { kind: 'stdout' } | { kind: 'file'; path: string } | { kind: 'http'; url: string };
+
+export interface GatewayConfig {
+  /** GATEWAY_BLOCK_MODE: BLOCK answers 400 gw_content_blocked; MASK and WARN answer 200 with masked segments. */
+  blockMode: 'BLOCK' | 'MASK' | 'WARN';
+  securityEvents: SecurityEventSink;
+  /** GATEWAY_TIMEOUT_MS: the whole /v1/chat/completions call, streaming included (spec: 300 s). */
+  timeoutMs: number;
+  /** GATEWAY_STREAM_HOLDBACK_MAX_CHARS: the longest tail stream-sync holds back per choice before failing closed. */
+  holdbackMaxChars: number;
+  /** GATEWAY_TOOL_ARGUMENTS_MAX_CHARS: the longest tool-call argument string stream-sync reassembles. */
+  toolArgumentsMaxChars: number;
+}
+
+function parseSecurityEventSink(reader: ConfigReader, allowPrivateUrls: boolean): SecurityEventSink {
+  const raw = reader.string('GATEWAY_SECURITY_EVENTS', 'stdout');
+  if (raw === 'stdout') return { kind: 'stdout' };
+  if (raw.startsWith('file:')) {
+    const file = raw.slice('file:'.length);
+    if (file.startsWith('/')) return { kind: 'file', path: file };
+  } else if (raw.startsWith('https://') || (allowPrivateUrls && raw.startsWith('http://'))) {
+    try {
+      new URL(raw);
+      return { kind: 'http', url: raw };
+    } catch {
+      // reported below
+    }
+  }
+  reader.problem(
+    'GATEWAY_SECURITY_EVENTS must be stdout, file:/absolute/path or an https:// URL (http:// only with KEEL_ALLOW_PRIVATE_URLS=true)',
+  );
+  return { kind: 'stdout' };
+}
+
+function readGatewayConfig(reader: ConfigReader, allowPrivateUrls: boolean): GatewayConfig {
+  return {
+    blockMode: reader.oneOf('GATEWAY_BLOCK_MODE', ['BLOCK', 'MASK', 'WARN'] as const, 'BLOCK'),
+    securityEvents: parseSecurityEventSink(reader, allowPrivateUrls),
+    timeoutMs: reader.int('GATEWAY_TIMEOUT_MS', 300_000, { min: 100, max: 3_600_000 }),
+    holdbackMaxChars: reader.int('GATEWAY_STREAM_HOLDBACK_MAX_CHARS', 8192, { min: 256, max: 1_048_576 }),
+    toolArgumentsMaxChars: reader.int('GATEWAY_TOOL_ARGUMENTS_MAX_CHARS', 1_048_576, { min: 1024, max: 16_777_216 }),
+  };
 }
 
 function parseTokenPermissions(reader: ConfigReader, raw: string | undefined): Map<string, Set<string>> {
@@ -122,6 +168,7 @@ export function readGuardConfig(env: Env): GuardConfig {
       managedModel,
     },
     audit: { retentionDays: reader.int('AUDIT_RETENTION_DAYS', 30, { min: 1, max: 3650 }) },
+    gateway: readGatewayConfig(reader, core.allowPrivateUrls),
   };
   reader.done();
   return config;

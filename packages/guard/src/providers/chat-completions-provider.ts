@@ -1,5 +1,12 @@
 import { Agent, request } from 'undici';
-import { type CompletionRequest, type ModelProvider, UpstreamError } from './model-provider.ts';
+import {
+  type ChatCallOptions,
+  type ChatCompletionsBody,
+  type CompletionRequest,
+  type ModelProvider,
+  UpstreamError,
+  type UpstreamReply,
+} from './model-provider.ts';
 
 export interface ChatCompletionsOptions {
   /** Base URL of a chat-completions API; `/chat/completions` is appended. */
@@ -19,19 +26,33 @@ interface ChatCompletionBody {
   choices?: { message?: { content?: unknown } }[];
 }
 
+/** Upstream headers a client of the gateway may rely on (retries, rate limits, timing). */
+const FORWARDED_HEADER =
+  /^(?:retry-after(?:-ms)?|x-ratelimit-[a-z-]+|openai-processing-ms|openai-version|x-should-retry)$/;
+
+export function forwardedHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value === 'string' && FORWARDED_HEADER.test(name)) kept[name] = value;
+  }
+  return kept;
+}
+
 /** A provider for any OpenAI-compatible chat-completions API, over a pooled keep-alive HTTP client. */
 export function createChatCompletionsProvider(options: ChatCompletionsOptions): ModelProvider & { dispatcher: Agent } {
   const url = chatCompletionsUrl(options.baseUrl);
   const dispatcher = new Agent({
-    connections: options.connections ?? 64,
+    connections: options.connections ?? 256,
     keepAliveTimeout: 30_000,
     pipelining: 1,
   });
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  const streamHeaders: Record<string, string> = { ...headers, accept: 'text/event-stream' };
 
   return {
     kind: 'CHAT_COMPLETIONS_COMPATIBLE',
+    supportsStreaming: true,
     dispatcher,
     async complete(req: CompletionRequest, { timeoutMs, signal }) {
       const timeout = AbortSignal.timeout(timeoutMs);
@@ -69,6 +90,33 @@ export function createChatCompletionsProvider(options: ChatCompletionsOptions): 
       const content = parsed.choices?.[0]?.message?.content;
       if (typeof content !== 'string') throw new UpstreamError('upstream answer has no message content');
       return content;
+    },
+    async chat(body: ChatCompletionsBody, { signal, timeoutMs }: ChatCallOptions): Promise<UpstreamReply> {
+      let response: Awaited<ReturnType<typeof request>>;
+      try {
+        response = await request(url, {
+          method: 'POST',
+          headers: body.stream === true ? streamHeaders : headers,
+          body: JSON.stringify(body),
+          dispatcher,
+          signal,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        });
+      } catch (error) {
+        if (signal.aborted) throw new UpstreamError('upstream request aborted', undefined, true);
+        const name = (error as { code?: string }).code ?? (error as Error).name;
+        throw new UpstreamError(`upstream request failed: ${name}`);
+      }
+      const contentType = response.headers['content-type'];
+      return {
+        status: response.statusCode,
+        contentType: typeof contentType === 'string' ? contentType : undefined,
+        headers: forwardedHeaders(response.headers),
+        body: response.body,
+        text: () => response.body.text(),
+        dump: () => response.body.dump().then(() => undefined),
+      };
     },
     close: () => dispatcher.close(),
   };
