@@ -57,6 +57,7 @@ const FOUND: Record<string, [string, string][]> = {
     ['server 2001:db8::8a2e:370:7334 is down', '2001:db8::8a2e:370:7334'],
     ['connect to 10.0.0.1:5432 failed', '10.0.0.1'],
     ['host: fe80::1ff:fe23:4567:890a', 'fe80::1ff:fe23:4567:890a'],
+    ['DNS query from 8.8.4.4 refused', '8.8.4.4'],
   ],
   AWS_ACCESS_KEY: [['aws_access_key_id = AKIAZ3MHQ7RV5TXWLN2P', 'AKIAZ3MHQ7RV5TXWLN2P']],
   GITHUB_TOKEN: [
@@ -143,6 +144,8 @@ const NOT_FOUND: Record<string, string[]> = {
     'at 12:30:45 today',
     'std::vector<int>',
     'mac 00:1a:2b:3c:4d:5e',
+    'see 4.12.17.14 for details',
+    'pip install requests==2.31.0.1',
   ],
   AWS_ACCESS_KEY: ['AKIAIOSFODNN7EXAMPLE is the docs key', 'AKIAXXXXXXXXXXXXXXXX'],
   GITHUB_TOKEN: ['ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', 'ghp_short'],
@@ -167,6 +170,8 @@ const NOT_FOUND: Record<string, string[]> = {
     'key=pk_live_51H8abcdefghijklmnopqrstuv',
     'existingSecret: orders-auth',
     'password_hash = "$2b$12$abcdefghijklmnopqrstuu"',
+    'secret: "SKU-FSNX-4602"',
+    'password: 2025-07-25',
   ],
   PROMPT_INJECTION: ['Please ignore the typo in my last message.', 'You are now logged in.'],
 };

@@ -18,6 +18,7 @@ function foldUnit(c: number): number {
   return f;
 }
 
+/** A compiled blocklist: finds every listed value in a text. */
 export interface Blocklist {
   /** Appends a BLOCKLIST candidate for every case-insensitive occurrence of a listed value. */
   findAll(text: string, out: Candidate[], deadline?: number): void;

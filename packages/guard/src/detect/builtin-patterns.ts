@@ -1,8 +1,10 @@
 // The built-in detector catalog: what is seeded into the pattern table on first start and shown by GET /patterns.
 import type { PatternSpec } from './types.ts';
 
+/** Categories of the built-in detectors. */
 export type BuiltinCategory = 'PII' | 'SECRET' | 'INJECTION';
 
+/** One row of the built-in catalog. */
 export interface BuiltinPattern {
   /** Detection type and pattern name. */
   readonly name: string;

@@ -3,6 +3,7 @@ import { pickNonOverlapping } from './overlaps.ts';
 import { finalScore, formatScore } from './scoring.ts';
 import type { AiScore, Candidate, Decision, Detection, EngineSettings, PlaceholderFor } from './types.ts';
 
+/** What decide() needs from the compiled configuration. */
 export interface DecisionConfig {
   settings: EngineSettings;
   /** Per-pattern overrides by detection type; a missing side falls back to the settings. */

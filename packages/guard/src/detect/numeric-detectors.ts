@@ -449,7 +449,18 @@ function scanIpv4(st: ScanState, start: number, end: number): number {
   const p2 = start > 1 ? t.charCodeAt(start - 2) : 0;
   if (p1 === 61 && (p2 === 61 || p2 === 126 || p2 === 60 || p2 === 62 || p2 === 33)) return end;
   const ctx = ipContext(st, start, end);
-  st.emit('IP_ADDRESS', start, end, evidence({ valid: true, context: ctx, strength: 0.8 }));
+  // 1.2.3.4-style values with small leading parts are usually versions and builds: only words such as "ip",
+  // "host" or "from" make them addresses.
+  const versionShaped =
+    groupLen(0) === 1 &&
+    Number(t.slice(groupStart[1], groupEnd[1])) <= 20 &&
+    Number(t.slice(groupStart[2], groupEnd[2])) <= 40;
+  st.emit(
+    'IP_ADDRESS',
+    start,
+    end,
+    evidence({ valid: true, context: ctx, strength: 0.8, ambiguity: versionShaped ? 0.4 : 0 }),
+  );
   return end;
 }
 
@@ -552,7 +563,7 @@ function scanPhone(
       trunk = true;
       trunkBare = groups === 1 && d.length >= 10 && d.length <= 11;
       // Three or four groups of exactly four digits are how tracking and account numbers are written.
-      if (groups >= 3 && groupLen(0) === 4 && groupLen(1) === 4 && groupLen(2) === 4) ambiguity = 0.25;
+      if (groups >= 3 && groupLen(0) === 4 && groupLen(1) === 4 && groupLen(2) === 4) ambiguity = 0.4;
       else ambiguity = d.length < 10 ? 0.3 : groups === 1 ? 0.25 : 0.1;
       plausible = true;
       strength = groups === 1 ? 0.5 : 0.9;

@@ -290,6 +290,8 @@ function emitValue(st: ScanState, kind: number, start: number, end: number, quot
   if (looksLikeCode(v) && !quoted) return false;
   if (looksLikeUrlOrPath(v) || isPublicId(v)) return false;
   const classes = charClassCount(v);
+  // Dates and timestamps are not credentials, whatever the key says.
+  if (/^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$|^\d{1,2}[./]\d{1,2}[./]\d{2,4}$/.test(v)) return false;
   if (kind === PASSWORD) {
     if (!quoted && classes === 1 && v.length < 10) return false;
     // The key names the value a password: that is the structural validation a password can have.
@@ -299,6 +301,8 @@ function emitValue(st: ScanState, kind: number, start: number, end: number, quot
   // Secret-like keys: the value must look generated, not like an id, a hash, a name or a setting path.
   if (isUuid(v) || isHex(v) || looksLikeDigest(v) || /^[\d\s:./-]+$/.test(v)) return false;
   if (/^[A-Za-z][A-Za-z:._/-]*$/.test(v)) return false;
+  // Generated secrets have no blanks and mix cases; SKUs, prices and reference numbers do not.
+  if (/\s/.test(v) || !hasLower(v)) return false;
   const h = shannonEntropy(v);
   if (kind === STRONG_SECRET) {
     if (v.length < 8 || classes < 2 || h < 2.8) return false;

@@ -63,6 +63,7 @@ function baseOf(type: string): number {
   return b;
 }
 
+/** One text's pass: the text, the enabled detectors, the candidates found so far and per-text caches. */
 export class ScanState {
   readonly text: string;
   readonly n: number;

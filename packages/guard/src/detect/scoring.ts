@@ -11,6 +11,7 @@
 //   final_score  = round2(0.6 × regex_score + 0.4 × ai_score)
 import type { Candidate } from './types.ts';
 
+/** What a detector learned about one match; the two scores are computed from it. */
 export interface Evidence {
   /** Checksum or structural validation: true passed, false failed, null when the type has none. */
   valid: boolean | null;

@@ -41,6 +41,7 @@ export function compileUserRegex(regex: string): RE2JS {
   }
 }
 
+/** A stored pattern compiled for matching. */
 export interface UserPattern {
   readonly name: string;
   readonly category: string;
