@@ -35,7 +35,7 @@ function adaptStatement(statement: StatementSync): SqliteStatement {
 
 /** Adapts `node:sqlite` to the small interface Kysely's SqliteDialect drives. */
 export function adaptSqlite(database: DatabaseSync): SqliteDatabase {
-  const statements = new Map<string, StatementSync>();
+  const statements = new Map<string, SqliteStatement>();
   return {
     close: () => {
       statements.clear();
@@ -45,11 +45,11 @@ export function adaptSqlite(database: DatabaseSync): SqliteDatabase {
       // Kysely prepares the same few hundred statements over and over; compile each once.
       let statement = statements.get(sql);
       if (!statement) {
-        statement = database.prepare(sql);
+        statement = adaptStatement(database.prepare(sql));
         if (statements.size > 2000) statements.clear();
         statements.set(sql, statement);
       }
-      return adaptStatement(statement);
+      return statement;
     },
   };
 }
