@@ -96,6 +96,25 @@ function mayBeKey(t: string, i: number, j: number): boolean {
 const SECRET_FIRST = new Uint8Array(128);
 for (const c of 'Agsrxe') SECRET_FIRST[c.charCodeAt(0)] = 1;
 
+/**
+ * True when the lower-case word [i, j) cannot start anything: it is not trigger-shaped, and it is followed by
+ * punctuation or a blank that does not lead to an operator (no `key = value`, `--flag value`, `<tag attr`).
+ */
+function isPlainWord(t: string, i: number, j: number, c0: number): boolean {
+  const len = j - i;
+  if (len <= MAX_TRIGGER_LENGTH && TRIGGER_SHAPES[c0 * 32 + len] === 1) return false;
+  const next = t.charCodeAt(j);
+  if (next === 44 || next === 46 || next === 10 || next === 41 || next === 59 || next === 33 || next === 63)
+    return true;
+  if (next !== 32) return false;
+  const p = i > 0 ? t.charCodeAt(i - 1) : 0;
+  if (p === 45 || p === 60 || p === 58) return false;
+  let k = j + 1;
+  let c = t.charCodeAt(k);
+  while (k < j + 4 && (c === 32 || c === 9)) c = t.charCodeAt(++k);
+  return !(c === 61 || c === 58 || c === 34 || c === 39);
+}
+
 /** What a word's hash may start: a password mention, an injection phrase. */
 const MENTION = 1;
 const INJECTION = 2;
@@ -133,12 +152,10 @@ function allHex(t: string, s: number, e: number): boolean {
   return true;
 }
 
-function onWord(st: ScanState, i: number): number {
+function onWord(st: ScanState, i: number, j: number): number {
   const t = st.text;
   const n = st.n;
   const sel = st.sel;
-  let j = i + 1;
-  while (j < n && WORD_TABLE[t.charCodeAt(j)] === 1) j++;
   const c0 = t.charCodeAt(i);
   const next = j < n ? t.charCodeAt(j) : 0;
   let r = -1;
@@ -219,7 +236,12 @@ export function scanBuiltins(text: string, sel: BuiltinSelection, deadline?: num
     }
     const c = t.charCodeAt(i);
     if (WORD_TABLE[c] === 1) {
-      i = onWord(st, i);
+      let j = i + 1;
+      while (j < n && WORD_TABLE[t.charCodeAt(j)] === 1) j++;
+      // Plain lower-case words followed by a blank or punctuation (the bulk of prose) are passed over here;
+      // the rest go to onWord.
+      if (c >= 97 && c <= 122 && SECRET_FIRST[c] === 0 && isPlainWord(t, i, j, c)) i = j;
+      else i = onWord(st, i, j);
       continue;
     }
     let r = -1;
