@@ -1,7 +1,7 @@
 // Throughput of guard's detection pipeline in-process (scan with the built-ins, local scorer, decide, redact),
 // single-threaded over the dev corpus, beside the fastest peer library (@coffeeandfun/remove-pii) on the same texts.
 //   npx node bench/detect-engine.ts [--corpus FILE.jsonl] [--passes 7]
-// MB = 10^6 UTF-8 bytes; each figure is the median of the timed passes after a warm-up pass; the two runners'
+// MB = 10^6 UTF-8 bytes; each figure is the median of the timed passes after two warm-up passes; the two runners'
 // passes alternate so that load from other processes hits both alike.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,12 +37,13 @@ interface Throughput {
 }
 
 /**
- * Times `passes` passes of each runner over every text after one untimed warm-up pass each. Passes alternate
+ * Times `passes` passes of each runner over every text after two untimed warm-up passes each (V8 needs about
+ * that long to optimize the hot paths of either library). Passes alternate
  * between the runners, so a burst of load from other processes slows both alike instead of one of them.
  */
 function measure(texts: string[], bytes: number, passes: number, runners: ((text: string) => unknown)[]): Throughput[] {
   let sink = 0;
-  for (const run of runners) for (const t of texts) if (run(t)) sink++;
+  for (let w = 0; w < 2; w++) for (const run of runners) for (const t of texts) if (run(t)) sink++;
   const times: number[][] = runners.map(() => []);
   for (let p = 0; p < passes; p++) {
     runners.forEach((run, r) => {
