@@ -177,7 +177,9 @@ export function streamOf(pieces: string[], options: { index?: number; usage?: bo
     chunk([{ index, delta: {}, logprobs: null, finish_reason: 'stop' }]),
   ];
   if (options.usage) {
-    chunks.push(chunk([], { usage: { prompt_tokens: 7, completion_tokens: pieces.length, total_tokens: 7 + pieces.length } }));
+    chunks.push(
+      chunk([], { usage: { prompt_tokens: 7, completion_tokens: pieces.length, total_tokens: 7 + pieces.length } }),
+    );
   }
   return chunks;
 }

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
 import {
   BedrockRuntimeClient,
   type ContentBlock,
@@ -9,6 +11,7 @@ import {
   type SystemContentBlock,
   type Tool,
 } from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import {
   bufferedReply,
   type ChatCallOptions,
@@ -191,6 +194,12 @@ export function createBedrockProvider(options: BedrockOptions): ModelProvider {
     region: options.region,
     ...(options.endpointOverride ? { endpoint: options.endpointOverride } : {}),
     maxAttempts: 1,
+    // Converse is a plain request/response call: HTTP/1.1 keep-alive (the client's default HTTP/2 handler is
+    // only needed for bidirectional streams, which the gateway does not use with MANAGED_MODEL).
+    requestHandler: new NodeHttpHandler({
+      httpAgent: new http.Agent({ keepAlive: true, maxSockets: 256 }),
+      httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 256 }),
+    }),
   });
 
   const converse = async (request: ConverseRequest, signal: AbortSignal) => {
