@@ -373,11 +373,11 @@ export function scanNumberRun(st: ScanState, start: number): number {
   if (!hasPlus && !openParen && sepUnion === DOT) {
     if (groups === 4) return scanIpv4(st, start, end);
     if (groups === 3 && groupLen(0) === 3 && groupLen(1) === 3 && groupLen(2) === 4 && !afterColonDigit) {
-      return scanPhone(st, start, end, groups, digits, false, false);
+      return scanPhone(st, start, end, groups, digits, false);
     }
     // 04.50.36.39.15: French and Belgian numbers are written in dotted pairs.
     if (groups >= 5 && digits >= 9 && digits <= 12 && !afterColonDigit) {
-      return scanPhone(st, start, end, groups, digits, false, false);
+      return scanPhone(st, start, end, groups, digits, false);
     }
     return end; // versions, decimals, dotted dates: nothing to report
   }
@@ -390,7 +390,7 @@ export function scanNumberRun(st: ScanState, start: number): number {
     if (r >= 0) return r;
   }
   if (!hasPlus && !openParen && digits === 9) return scanSsn(st, start, end, groups, sepUnion, sepUniform);
-  if (digits >= 7 && digits <= 15) return scanPhone(st, start, end, groups, digits, hasPlus, openParen);
+  if (digits >= 7 && digits <= 15) return scanPhone(st, start, end, groups, digits, hasPlus);
   return end;
 }
 
@@ -505,14 +505,14 @@ function scanSsn(
   } else if (groups === 1) {
     // Nine bare digits are an SSN only when the words around them say so; "my number / teléfono …" makes them a phone.
     if (numberContext(st, start, SSN_LEX) <= 0 && numberContext(st, start, PHONE_LEX) > 0) {
-      return scanPhone(st, start, end, groups, 9, false, false);
+      return scanPhone(st, start, end, groups, 9, false);
     }
     const s = t.slice(start, end);
     area = Number(s.slice(0, 3));
     group = Number(s.slice(3, 5));
     serial = Number(s.slice(5));
     bare = true;
-  } else return scanPhone(st, start, end, groups, 9, false, false);
+  } else return scanPhone(st, start, end, groups, 9, false);
   if (!st.sel.ssn) return end;
   const valid = ssnValid(area, group, serial);
   const spaced = sepUnion === SPACE;
@@ -533,7 +533,6 @@ function scanPhone(
   groups: number,
   digitCount: number,
   hasPlus: boolean,
-  openParen: boolean,
 ): number {
   if (!st.sel.phone) return end;
   let plausible = false;
@@ -555,7 +554,7 @@ function scanPhone(
     if (d.charCodeAt(0) === 48 && d.charCodeAt(1) === 48 && d.length >= 10) {
       plausible = isPlausibleInternational(d.slice(2));
       ambiguity = 0.1;
-    } else if (isPlausibleNanp(d) && nanpShape(groups, openParen)) {
+    } else if (isPlausibleNanp(d) && nanpShape(groups)) {
       plausible = true;
       if (groups === 1) ambiguity = 0.3;
       strength = groups === 1 ? 0.5 : 1;
@@ -589,11 +588,12 @@ function scanPhone(
   return end;
 }
 
-function nanpShape(groups: number, openParen: boolean): boolean {
+function nanpShape(groups: number): boolean {
+  // 2125550100, 212-555-0100, (212) 555-0100, 1-212-555-0100
   if (groups === 1) return true;
   if (groups === 3) return groupLen(0) === 3 && groupLen(1) === 3 && groupLen(2) === 4;
   if (groups === 4) return groupLen(0) === 1 && groupLen(1) === 3 && groupLen(2) === 3 && groupLen(3) === 4;
-  return openParen && groups === 3;
+  return false;
 }
 
 /** True when position `i` starts a number rather than continuing an identifier, a version or a path (v1.2, SKU-12, /42). */

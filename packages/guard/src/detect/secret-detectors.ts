@@ -175,7 +175,7 @@ function slackToken(st: ScanState, i: number): number {
   if (!st.sel.enabled.has('SLACK_TOKEN')) return -1;
   const t = st.text;
   const end = runEnd(t, i, ALNUM_DASH, 300);
-  const bodyStart = t.charCodeAt(i + 1) === 111 ? i + 5 : i + 5;
+  const bodyStart = i + 5; // after xoxb- / xapp-
   if (end - bodyStart < 10) return -1;
   let trimmed = end;
   while (trimmed > bodyStart && t.charCodeAt(trimmed - 1) === 45) trimmed--;
