@@ -37,6 +37,9 @@ const FOUND: Record<string, [string, string][]> = {
     ['Ihr erreicht mich mobil unter 0151/58315171.', '0151/58315171'],
     ['Pouvez-vous me rappeler au 06.17.89.48.25 ?', '06.17.89.48.25'],
     ['phone,name\n(212) 555-1234,Ann', '(212) 555-1234'],
+    ['agent: and your mobile number?\ncaller: 01 829 8960', '01 829 8960'],
+    ['<td>T 8412 8137 &middot; M 611 799 792</td>', '611 799 792'],
+    ['Mi teléfono es 957569450. Gracias', '957569450'],
   ],
   CREDIT_CARD: [
     ['card 4111 1111 1111 1111 exp 12/27', '4111 1111 1111 1111'],

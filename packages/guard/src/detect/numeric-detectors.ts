@@ -1,5 +1,5 @@
 // Detectors triggered by digits, `+` or `(`: payment cards, SSNs, phone numbers, IPv4 (and IPv6 via ip-detectors).
-import { isAlnum, isDigit, isWordCode } from './chars.ts';
+import { isAlnum, isDigit, isWordCode, WORD_TABLE } from './chars.ts';
 import { cardSchemeFits, luhnValid, ssnValid } from './checksums.ts';
 import {
   internationalVerdict,
@@ -292,12 +292,29 @@ const VERSION_AFTER_LEX = lexicon(
   ],
 );
 
-/** Context for a number-like match: words in the 40 characters before it on its line, else its CSV column header. */
+/**
+ * Context for a number-like match: words in the 40 characters before it on its line, else its CSV or markdown
+ * column header, else — when it opens its line after at most a short label such as "speaker_1:" or "A:" — the
+ * end of the line before (a question and its answer).
+ */
 function numberContext(st: ScanState, start: number, lex: Lexicon): number {
-  const near = polarityBefore(st.text, start, 40, lex);
+  const t = st.text;
+  const near = polarityBefore(t, start, 40, lex);
   if (near !== 0) return near;
-  const header = csvHeaderFor(st.text, st.csvHeader(), start, st.rows);
-  return header === undefined ? 0 : polarityOfLabel(header, lex);
+  const header = csvHeaderFor(t, st.csvHeader(), start, st.rows);
+  if (header !== undefined) return polarityOfLabel(header, lex);
+  let lineStart = start;
+  while (lineStart > 0 && start - lineStart <= 16 && t.charCodeAt(lineStart - 1) !== 10) lineStart--;
+  if (lineStart > 0 && t.charCodeAt(lineStart - 1) === 10) return polarityBefore(t, lineStart - 1, 60, lex);
+  return 0;
+}
+
+/** "T 020 7946 0018", "M 0176 70837005", "F …": the one-letter labels of business cards and e-mail signatures. */
+function oneLetterPhoneLabel(t: string, start: number): boolean {
+  if (start < 2 || t.charCodeAt(start - 1) !== 32) return false;
+  const c = t.charCodeAt(start - 2);
+  if (c !== 84 && c !== 77 && c !== 70 && c !== 80) return false;
+  return start < 3 || WORD_TABLE[t.charCodeAt(start - 3)] === 0;
 }
 
 /**
@@ -568,7 +585,7 @@ function scanPhone(
       strength = groups === 1 ? 0.5 : 0.9;
     }
   }
-  let ctx = numberContext(st, start, PHONE_LEX);
+  let ctx = oneLetterPhoneLabel(st.text, start) ? 1 : numberContext(st, start, PHONE_LEX);
   if (!plausible) {
     // National formats without a trunk prefix (ES 915 10 61 47, PT 217 989 184, BR (81) 98714-4997) look like any
     // other number: only the words around them make them a phone number.
