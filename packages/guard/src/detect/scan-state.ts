@@ -127,13 +127,17 @@ export class ScanState {
   }
 }
 
-/** Evidence with the given fields, the rest neutral. */
+const scratch: Evidence = { valid: null, context: 0, placeholder: false, strength: 0.5, ambiguity: 0 };
+
+/**
+ * Evidence with the given fields, the rest neutral. The object is reused by the next call (the hot path scores
+ * thousands of matches per text): pass it straight to emit() or the scoring functions, never keep it.
+ */
 export function evidence(partial: Partial<Evidence>): Evidence {
-  return {
-    valid: partial.valid ?? null,
-    context: partial.context ?? 0,
-    placeholder: partial.placeholder ?? false,
-    strength: partial.strength ?? 0.5,
-    ambiguity: partial.ambiguity ?? 0,
-  };
+  scratch.valid = partial.valid ?? null;
+  scratch.context = partial.context ?? 0;
+  scratch.placeholder = partial.placeholder ?? false;
+  scratch.strength = partial.strength ?? 0.5;
+  scratch.ambiguity = partial.ambiguity ?? 0;
+  return scratch;
 }
