@@ -210,11 +210,12 @@ function readValue(t: string, k: number): boolean {
     if (c === 41 || c === 93 || c === 125 || c === 62 || c === 124) break;
     j++;
   }
-  // Sentence punctuation after an unquoted value is not part of it.
+  // A full stop or colon closing a sentence is not part of the value ("my password: hunter2."); `!` and `?` are
+  // common password characters and stay.
   while (j > s) {
     const last = t.charCodeAt(j - 1);
     const next = j < n ? t.charCodeAt(j) : 32;
-    if ((last === 46 || last === 58 || last === 33 || last === 63) && next <= 32 && j - s > 1) j--;
+    if ((last === 46 || last === 58) && (next === 32 || next === 10 || next === 13) && j - s > 1) j--;
     else break;
   }
   valueSpan.start = s;
@@ -300,14 +301,16 @@ function emitValue(st: ScanState, kind: number, start: number, end: number, quot
   }
   // Secret-like keys: the value must look generated, not like an id, a hash, a name or a setting path.
   if (isUuid(v) || isHex(v) || looksLikeDigest(v) || /^[\d\s:./-]+$/.test(v)) return false;
-  if (/^[A-Za-z][A-Za-z:._/-]*$/.test(v)) return false;
+  if (/^[A-Za-z][A-Za-z:._/-]*$/.test(v) || /^v?\d+(?:\.\d+)+(?:[-+][\w.]+)?$/.test(v)) return false;
   // Generated secrets have no blanks and mix cases; SKUs, prices and reference numbers do not.
   if (/\s/.test(v) || !hasLower(v)) return false;
+  // Entropy cannot exceed log2(length): short values are held to what their length allows.
   const h = shannonEntropy(v);
+  const minEntropy = Math.min(2.8, Math.log2(v.length) - 0.7);
   if (kind === STRONG_SECRET) {
-    if (v.length < 8 || classes < 2 || h < 2.8) return false;
+    if (v.length < 8 || classes < 2 || h < minEntropy) return false;
   } else {
-    if (v.length < 12 || classes < 3 || h < 3.2 || !hasLower(v)) return false;
+    if (v.length < 8 || classes < 3 || h < minEntropy) return false;
   }
   const strength = passwordStrength(v);
   const valid = kind === STRONG_SECRET ? true : null;
