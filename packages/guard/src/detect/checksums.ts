@@ -17,9 +17,12 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** True when the leading digits and the length fit a card scheme (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay, Maestro). */
-export function cardSchemeFits(digits: string): boolean {
-  const n = digits.length;
+/**
+ * True when the leading digits and the length fit a card scheme (Visa, Mastercard, Amex, Discover, JCB, Diners,
+ * UnionPay, Maestro). `digits` needs only the first four digits when `length` gives the full length.
+ */
+export function cardSchemeFits(digits: string, length = digits.length): boolean {
+  const n = length;
   const d1 = digits.charCodeAt(0) - 48;
   const d2 = d1 * 10 + digits.charCodeAt(1) - 48;
   const d4 = d2 * 100 + (digits.charCodeAt(2) - 48) * 10 + digits.charCodeAt(3) - 48;

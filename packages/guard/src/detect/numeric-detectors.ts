@@ -1,6 +1,6 @@
 // Detectors triggered by digits, `+` or `(`: payment cards, SSNs, phone numbers, IPv4 (and IPv6 via ip-detectors).
 import { isAlnum, isDigit, isWordCode, WORD_TABLE } from './chars.ts';
-import { cardSchemeFits, luhnValid, ssnValid } from './checksums.ts';
+import { cardSchemeFits, ssnValid } from './checksums.ts';
 import {
   internationalVerdict,
   isPlausibleInternational,
@@ -411,6 +411,24 @@ export function scanNumberRun(st: ScanState, start: number): number {
   return end;
 }
 
+/** Luhn over the digits of the run's groups, right to left, without joining them. */
+function luhnGroups(t: string, groups: number): boolean {
+  let sum = 0;
+  let double = false;
+  for (let g = groups - 1; g >= 0; g--) {
+    for (let i = groupEnd[g] - 1; i >= groupStart[g]; i--) {
+      let d = t.charCodeAt(i) - 48;
+      if (double) {
+        d *= 2;
+        if (d > 9) d -= 9;
+      }
+      sum += d;
+      double = !double;
+    }
+  }
+  return sum % 10 === 0;
+}
+
 function groupLen(k: number): number {
   return groupEnd[k] - groupStart[k];
 }
@@ -491,10 +509,13 @@ function scanCard(st: ScanState, start: number, end: number, groups: number, dig
   if (groups > 1) {
     for (let k = 0; k < groups - 1; k++) if (groupLen(k) < 3 || groupLen(k) > 6) return -1;
   }
-  const d = digitsOf(st, groups, false);
-  if (!cardSchemeFits(d)) return -1;
+  // Scheme and Luhn are read straight from the text: no digit string is built for the many order numbers.
+  const t = st.text;
+  const s0 = groupStart[0];
+  const prefix = groupLen(0) >= 4 ? t.slice(s0, s0 + 4) : digitsOf(st, Math.min(groups, 2), false).slice(0, 4);
+  if (!cardSchemeFits(prefix, digitCount)) return -1;
   if (!st.sel.card) return end;
-  const valid = luhnValid(d);
+  const valid = luhnGroups(t, groups);
   if (!valid && digitCount !== 15 && digitCount !== 16) return end;
   const grouped = groups === 1 || (groups === 4 && groupLen(0) === 4) || (groups === 3 && groupLen(1) === 6);
   const ctx = polarityBefore(st.text, start, 40, CARD_LEX);
