@@ -356,6 +356,20 @@ describe('gateway: non-streaming chat completions', () => {
     assert.equal(upstream.calls[0]!.headers.authorization, undefined, 'the client token is not forwarded');
   });
 
+  test("guard's own rate limit answers 429 in the OpenAI shape (RateLimitError)", async (t) => {
+    const upstream = await startChatUpstream(t, () => ({ json: completionOf('ok') }));
+    const { client } = await startGateway(t, upstream.url, { RATE_LIMIT_MAX: '1' });
+    await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    const limited = await client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    assert.ok(limited instanceof OpenAI.RateLimitError, String(limited));
+    assert.equal(limited.code, 'rate_limit_exceeded');
+    assert.equal((limited.error as any).type, 'invalid_request_error');
+    assert.ok(limited.headers.get('retry-after'));
+    assert.equal(upstream.calls.length, 1);
+  });
+
   test('upstream errors pass through with their status and OpenAI-style body', async (t) => {
     const upstreamError = {
       error: { message: 'Rate limit reached for model', type: 'requests', param: null, code: 'rate_limit_exceeded' },

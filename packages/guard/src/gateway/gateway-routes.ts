@@ -142,8 +142,15 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
         outputResults: [],
         deadline: Date.now() + settings.timeoutMs,
       };
+      // One controller aborts the upstream call for every reason: client gone, deadline, halt or failure.
       const upstreamAbort = new AbortController();
+      const signal = upstreamAbort.signal;
       let clientGone = false;
+      const timeout = { aborted: false };
+      const timer = setTimeout(() => {
+        timeout.aborted = true;
+        upstreamAbort.abort();
+      }, settings.timeoutMs);
       const onClose = () => {
         if (!reply.raw.writableFinished) {
           clientGone = true;
@@ -151,8 +158,6 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
         }
       };
       reply.raw.on('close', onClose);
-      const timeout = AbortSignal.timeout(settings.timeoutMs);
-      const signal = AbortSignal.any([upstreamAbort.signal, timeout]);
       let outcome = 'forwarded';
       let statusCode = 200;
 
@@ -229,6 +234,7 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
         statusCode = error instanceof GatewayError ? error.status : 500;
         throw error;
       } finally {
+        clearTimeout(timer);
         reply.raw.off('close', onClose);
         const all = [...call.inputResults, ...call.outputResults];
         const { total, breakdown } = mergeBreakdowns(all);
