@@ -20,8 +20,11 @@ export interface GeoProcess {
 }
 
 /** Starts `keel start geo` in its own process (SQLite in a temporary data dir, or DATABASE_URL) and bootstraps a tenant. */
-export async function startGeo(extraEnv: Record<string, string> = {}): Promise<GeoProcess> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-geo-bench-'));
+export async function startGeo(
+  extraEnv: Record<string, string> = {},
+  options: { dataDir?: string } = {},
+): Promise<GeoProcess> {
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'keel-geo-bench-'));
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     GEO_PORT: '0',
@@ -52,7 +55,7 @@ export async function startGeo(extraEnv: Record<string, string> = {}): Promise<G
         child.kill('SIGTERM');
         await new Promise((resolve) => child.on('exit', resolve));
       }
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

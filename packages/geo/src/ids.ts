@@ -1,5 +1,18 @@
 import { randomBytes } from 'node:crypto';
 
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+/** Fills `target` from a pooled block of random bytes (one getrandom call per 4 KiB instead of per id). */
+function randomInto(target: Buffer): void {
+  if (poolOffset + target.length > pool.length) {
+    pool = randomBytes(4096);
+    poolOffset = 0;
+  }
+  pool.copy(target, 0, poolOffset, poolOffset + target.length);
+  poolOffset += target.length;
+}
+
 let lastMs = 0;
 let sequence = 0;
 
@@ -19,7 +32,8 @@ export function uuidv7(now = Date.now()): string {
     lastMs = now;
     sequence = randomBytes(1)[0]! & 0x3f; // a small random start leaves room for the counter
   }
-  const bytes = randomBytes(16);
+  const bytes = Buffer.allocUnsafe(16);
+  randomInto(bytes);
   bytes.writeUIntBE(now, 0, 6);
   bytes[6] = 0x70 | ((sequence >> 8) & 0x0f);
   bytes[7] = sequence & 0xff;

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '@keel/core';
+import pg from 'pg';
 import type { GeoDb } from '../src/db/schema.ts';
 import { testDatabaseTargets } from './helper.ts';
 
@@ -22,7 +24,25 @@ for (const target of testDatabaseTargets()) {
       GEO_WORKER_ENABLED: 'false',
     };
     delete env.DATABASE_URL;
-    if (target.dialect === 'postgres') env.DATABASE_URL = target.url;
+    let databaseUrl = target.url;
+    if (target.dialect === 'postgres') {
+      // A database of its own: the service always uses the schema "geo", which this test must not share.
+      const name = `geo_kill_${randomBytes(6).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: target.url });
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      await admin.end();
+      const url = new URL(target.url);
+      url.pathname = `/${name}`;
+      databaseUrl = url.toString();
+      env.DATABASE_URL = databaseUrl;
+      t.after(async () => {
+        const cleanup = new pg.Client({ connectionString: target.url });
+        await cleanup.connect();
+        await cleanup.query(`drop database if exists ${name} with (force)`);
+        await cleanup.end();
+      });
+    }
     const boot = JSON.parse(
       execFileSync(process.execPath, [KEEL, 'geo', 'bootstrap', '--json'], { env, encoding: 'utf8' }),
     );
@@ -58,7 +78,7 @@ for (const target of testDatabaseTargets()) {
     await new Promise((resolve) => child.once('exit', resolve));
 
     const database = await openDatabase<GeoDb>(
-      target.dialect === 'postgres' ? { url: target.url, schema: 'geo' } : { url: path.join(dataDir, 'geo.sqlite') },
+      target.dialect === 'postgres' ? { url: databaseUrl, schema: 'geo' } : { url: path.join(dataDir, 'geo.sqlite') },
     );
     try {
       const row = await database.db

@@ -31,7 +31,9 @@ export function presentedApiKey(request: FastifyRequest): string | undefined {
 export async function authenticateApiKey(ctx: GeoContext, request: FastifyRequest): Promise<GeoPrincipal> {
   const key = presentedApiKey(request);
   if (!key || key.length > 200) throw withChallenge(GeoErrors.unauthorized());
-  const row = await findKeyByHash(ctx.db, sha256Hex(key));
+  const hash = sha256Hex(key);
+  const directory = keyDirectories.get(ctx) ?? createKeyDirectory(ctx);
+  const row = await directory.lookup(hash);
   if (!row || row.revoked_at !== null) throw withChallenge(GeoErrors.unauthorized());
   if (row.expires_at !== null && new Date(toIsoString(row.expires_at)).getTime() <= ctx.now().getTime()) {
     throw GeoErrors.keyExpired();
@@ -50,6 +52,30 @@ export async function authenticateApiKey(ctx: GeoContext, request: FastifyReques
   request.geoPrincipal = principal;
   return principal;
 }
+
+type KeyRow = NonNullable<Awaited<ReturnType<typeof findKeyByHash>>>;
+
+/**
+ * Keys by hash, remembered for two seconds (bounded) so a busy client costs no lookup per request. A revocation
+ * drops the cache on every instance at once (pub/sub), so revoked keys stop working on the next request; expiry
+ * is checked against the clock on every request.
+ */
+function createKeyDirectory(ctx: GeoContext) {
+  const cache = new LRUCache<string, KeyRow | false>({ max: 10_000, ttl: 2000 });
+  void ctx.cache.subscribe('geo:key-revoked', () => cache.clear());
+  const directory = {
+    async lookup(hash: string): Promise<KeyRow | undefined> {
+      const cached = cache.get(hash);
+      if (cached !== undefined) return cached === false ? undefined : cached;
+      const row = await findKeyByHash(ctx.db, hash);
+      cache.set(hash, row ?? false);
+      return row;
+    },
+  };
+  keyDirectories.set(ctx, directory);
+  return directory;
+}
+const keyDirectories = new WeakMap<GeoContext, { lookup(hash: string): Promise<KeyRow | undefined> }>();
 
 function withChallenge<E extends Error>(error: E): E {
   return Object.assign(error, { headers: { 'www-authenticate': 'Bearer realm="keel-geo"' } });

@@ -7,6 +7,7 @@ import type { DatasetRecordTable, TrackingEventTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { uuidv7 } from '../ids.ts';
 import { hashSubject, workspaceSecret } from '../privacy/subject-hash.ts';
+import { eventJson, recordJson } from './analytics-json.ts';
 import { DATASETS, type DatasetName, NOT_WRITABLE } from './dataset-schemas.ts';
 import { insertRecords, pageEvents, pageRecords } from './dataset-store.ts';
 
@@ -62,6 +63,36 @@ export interface AnalyticsQuery {
   limit: number;
   cursor?: string | undefined;
   mode?: 'observed' | 'simulated' | undefined;
+}
+
+/** The analytics page as JSON text for the HTTP route (same shape as `queryAnalytics`, built without re-parsing). */
+export async function queryAnalyticsJson(ctx: GeoContext, query: AnalyticsQuery): Promise<string> {
+  const { workspaceId, dataset, limit } = query;
+  const head = `{"workspaceId":${JSON.stringify(workspaceId)},"dataset":${JSON.stringify(dataset)},"limit":${limit}`;
+  if (dataset === 'tracking_events') {
+    const before = decodeCursor('ev', query.cursor);
+    if (before !== undefined && !/^\d{1,15}$/.test(before)) throw GeoErrors.invalidCursor();
+    const rows = await pageEvents(ctx.db, {
+      workspaceId,
+      limit: limit + 1,
+      beforeId: before === undefined ? undefined : Number(before),
+    });
+    const page = rows.slice(0, limit);
+    const next = rows.length > limit ? JSON.stringify(encodeCursor('ev', page.at(-1)!.id)) : 'null';
+    return `${head},"items":[${page.map(eventJson).join(',')}],"nextCursor":${next}}`;
+  }
+  const mode = dataset === 'experiments' ? (query.mode ?? 'observed') : '';
+  const cursorKind = `ds.${dataset}.${mode}`;
+  const rows = await pageRecords(ctx.db, {
+    workspaceId,
+    dataset,
+    mode,
+    limit: limit + 1,
+    beforeId: decodeCursor(cursorKind, query.cursor),
+  });
+  const page = rows.slice(0, limit);
+  const next = rows.length > limit ? JSON.stringify(encodeCursor(cursorKind, page.at(-1)!.id)) : 'null';
+  return `${head}${dataset === 'experiments' ? `,"mode":${JSON.stringify(mode)}` : ''},"items":[${page.map(recordJson).join(',')}],"nextCursor":${next}}`;
 }
 
 /** One page of a dataset: newest first, keyset-paginated (never OFFSET), `nextCursor` null on the last page. */

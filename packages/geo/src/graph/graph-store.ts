@@ -1,5 +1,6 @@
 import type { Executor } from '@keel/core';
 import type { Insertable } from 'kysely';
+import { insertMany } from '../db/bulk-insert.ts';
 import type { GeoDb, GraphMutationTable, RelationTable, TargetTable } from '../db/schema.ts';
 
 const CHUNK = 400; // rows per multi-row INSERT (13 columns × 400 stays under every engine's parameter limit)
@@ -24,20 +25,37 @@ export async function loadRelations(db: Executor<GeoDb>, workspaceId: string, pr
     .execute();
 }
 
+const TARGET_COLUMNS = [
+  'id',
+  'workspace_id',
+  'project_id',
+  'target_key',
+  'name',
+  'kind',
+  'url',
+  'aliases',
+  'attributes',
+  'merged_into',
+  'version',
+  'created_at',
+  'updated_at',
+] as const;
+const RELATION_COLUMNS = [
+  'id',
+  'workspace_id',
+  'project_id',
+  'from_target_id',
+  'to_target_id',
+  'kind',
+  'created_at',
+] as const;
+
 export async function insertTargets(db: Executor<GeoDb>, rows: Insertable<TargetTable>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK)
-    await db
-      .insertInto('target')
-      .values(rows.slice(i, i + CHUNK))
-      .execute();
+  await insertMany(db, 'target', TARGET_COLUMNS, rows as Record<string, unknown>[], CHUNK);
 }
 
 export async function insertRelations(db: Executor<GeoDb>, rows: Insertable<RelationTable>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK)
-    await db
-      .insertInto('relation')
-      .values(rows.slice(i, i + CHUNK))
-      .execute();
+  await insertMany(db, 'relation', RELATION_COLUMNS, rows as Record<string, unknown>[], CHUNK);
 }
 
 export async function deleteRelations(db: Executor<GeoDb>, ids: string[]): Promise<void> {

@@ -83,6 +83,7 @@ export async function revokeKey(ctx: GeoContext, principal: GeoPrincipal, keyId:
   const row = id ? await findTenantKey(ctx.db, principal.tenantId, id) : undefined;
   if (!row) throw GeoErrors.keyNotFound(keyId.slice(0, 40));
   await revokeKeyRow(ctx.db, principal.tenantId, row.id, ctx.now().toISOString());
+  await ctx.cache.publish('geo:key-revoked', row.id);
 }
 
 export async function createSiteToken(

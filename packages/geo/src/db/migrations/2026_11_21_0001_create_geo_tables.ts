@@ -136,8 +136,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('to_target_id', 'varchar(36)', (c) => c.notNull())
     .addColumn('kind', 'varchar(64)', (c) => c.notNull())
     .addColumn('created_at', t.timestamp, (c) => c.notNull())
-    .addUniqueConstraint('relation_unique', ['workspace_id', 'project_id', 'from_target_id', 'to_target_id', 'kind'])
     .execute();
+  // Mutations run one at a time per workspace (a row lock) and deduplicate edges in memory, so one plain index
+  // for loading a graph is all the relation table needs; a wide unique index made bulk imports several times slower.
+  await db.schema.createIndex('relation_graph').on('relation').columns(['workspace_id', 'project_id']).execute();
   await db.schema
     .createTable('graph_mutation')
     .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
