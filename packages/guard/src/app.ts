@@ -86,11 +86,16 @@ export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: Ap
     config,
     db,
     cache,
-    activeConfig: await createActiveConfigCache(db, cache, {
-      allowThreshold: config.detection.allowThreshold,
-      blockThreshold: config.detection.blockThreshold,
-      piiMode: config.detection.piiMode,
-    }),
+    activeConfig: await createActiveConfigCache(
+      db,
+      cache,
+      {
+        allowThreshold: config.detection.allowThreshold,
+        blockThreshold: config.detection.blockThreshold,
+        piiMode: config.detection.piiMode,
+      },
+      app.log,
+    ),
     provider,
     aiValidator: provider ? createAiValidatorClient(provider, config.ai.model, config.ai.timeoutMs) : undefined,
     audit: createAuditRecorder(db, app.log, { retentionDays: config.audit.retentionDays }),

@@ -1,8 +1,9 @@
 import type { Cache, Executor } from '@keel/core';
 import { toBoolean } from '@keel/core';
+import type { FastifyBaseLogger } from 'fastify';
 import type { GuardDb } from '../db/schema.ts';
-import { compileDetector } from '../detect/index.ts';
-import type { Detector, EngineSettings } from '../detect/types.ts';
+import { compileDetector, compileUserRegex, isUnmodifiedBuiltin } from '../detect/index.ts';
+import type { Detector, EngineSettings, PatternSpec } from '../detect/types.ts';
 import { listItems } from '../lists/list-store.ts';
 import { listPatterns } from '../patterns/pattern-store.ts';
 import { type CompiledValidator, compileValidator } from '../validators/compile-validator.ts';
@@ -23,7 +24,23 @@ export interface ActiveConfigCache {
 
 const CHANNEL = 'config-changed';
 
-async function loadActiveConfig(db: Executor<GuardDb>, settings: EngineSettings): Promise<ActiveConfig> {
+/** A stored regex that no longer compiles (say, after a library upgrade) is skipped and named in the log, not fatal. */
+function compiles(pattern: PatternSpec, log: FastifyBaseLogger): boolean {
+  if (isUnmodifiedBuiltin(pattern)) return true;
+  try {
+    compileUserRegex(pattern.regex);
+    return true;
+  } catch {
+    log.error({ pattern: pattern.name }, 'stored pattern does not compile; it is skipped until fixed');
+    return false;
+  }
+}
+
+async function loadActiveConfig(
+  db: Executor<GuardDb>,
+  settings: EngineSettings,
+  log: FastifyBaseLogger,
+): Promise<ActiveConfig> {
   const [patterns, allowlist, blocklist, validators] = await Promise.all([
     listPatterns(db),
     listItems(db, 'allowlist_item'),
@@ -39,12 +56,21 @@ async function loadActiveConfig(db: Executor<GuardDb>, settings: EngineSettings)
         category: p.category,
         allowThreshold: p.allow_threshold,
         blockThreshold: p.block_threshold,
-      })),
+      }))
+      .filter((p) => compiles(p, log)),
     allowlist: allowlist.map((item) => item.value),
     blocklist: blocklist.map((item) => item.value),
     settings,
   });
-  return { detector, validators: new Map(validators.map((row) => [row.name, compileValidator(row)])) };
+  const compiled = new Map<string, CompiledValidator>();
+  for (const row of validators) {
+    try {
+      compiled.set(row.name, compileValidator(row));
+    } catch {
+      log.error({ validator: row.name }, 'stored validator does not compile; it is skipped until fixed');
+    }
+  }
+  return { detector, validators: compiled };
 }
 
 /**
@@ -55,6 +81,7 @@ export async function createActiveConfigCache(
   db: Executor<GuardDb>,
   cache: Cache,
   settings: EngineSettings,
+  log: FastifyBaseLogger,
 ): Promise<ActiveConfigCache> {
   let generation = 0;
   let current: { generation: number; promise: Promise<ActiveConfig> } | undefined;
@@ -68,7 +95,7 @@ export async function createActiveConfigCache(
   return {
     get() {
       if (current && current.generation === generation) return current.promise;
-      const built = { generation, promise: loadActiveConfig(db, settings) };
+      const built = { generation, promise: loadActiveConfig(db, settings, log) };
       current = built;
       built.promise.catch(() => {
         if (current === built) current = undefined;
