@@ -21,15 +21,17 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
   const config = readGeoConfig(env);
   const database = await openDatabase<GeoDb>({ url: geoDatabaseUrl(config.core), schema: 'geo' });
   const opened = openCache({ redisUrl: config.core.redisUrl, service: 'geo' });
+  let built: Awaited<ReturnType<typeof buildGeoApp>> | undefined;
   try {
     await prepareGeoDatabase(database.db);
-    const { app } = await buildGeoApp({
+    built = await buildGeoApp({
       config,
       db: database.db,
       cache: opened.cache,
       redis: opened.redis,
       startWorker: config.worker.enabled,
     });
+    const { app } = built;
     await app.listen({ host: config.core.host, port: config.core.ports.geo });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.core.ports.geo;
@@ -45,6 +47,8 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
       },
     };
   } catch (error) {
+    // Stops the background worker too, before the database goes away.
+    await built?.app.close().catch(() => undefined);
     await opened.close();
     await database.close();
     throw error;

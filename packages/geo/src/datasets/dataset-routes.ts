@@ -29,7 +29,7 @@ export function registerDatasetRoutes(app: App, ctx: GeoContext): void {
         querystring: Type.Object({
           workspaceId: Uuid('The workspace'),
           dataset: DatasetEnum,
-          limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
           cursor: Type.Optional(Cursor),
           mode: Type.Optional(
             Type.Union([Type.Literal('observed'), Type.Literal('simulated')], {
@@ -44,7 +44,7 @@ export function registerDatasetRoutes(app: App, ctx: GeoContext): void {
     async (request, reply) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
       // The hot read path: JSON text built straight from the rows (same shape as the schema above).
-      const json = await queryAnalyticsJson(ctx, { ...request.query, workspaceId });
+      const json = await queryAnalyticsJson(ctx, { ...request.query, limit: request.query.limit ?? 100, workspaceId });
       return reply
         .header('content-type', 'application/json; charset=utf-8')
         .serializer((payload: unknown) => payload as string)

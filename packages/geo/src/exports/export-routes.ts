@@ -67,7 +67,7 @@ export function registerExportRoutes(app: App, ctx: GeoContext): void {
           'Needs `geo:read`. Newest first, keyset-paginated (personal-data exports of privacy requests are not listed).',
         querystring: Type.Object({
           workspaceId: Uuid('The workspace'),
-          limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
           cursor: Type.Optional(Cursor),
         }),
         response: {
@@ -79,7 +79,7 @@ export function registerExportRoutes(app: App, ctx: GeoContext): void {
     },
     async (request) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
-      return listExports(ctx, workspaceId, request.query.limit, request.query.cursor);
+      return listExports(ctx, workspaceId, request.query.limit ?? 50, request.query.cursor);
     },
   );
 

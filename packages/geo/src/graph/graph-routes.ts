@@ -21,7 +21,7 @@ export function registerGraphRoutes(app: App, ctx: GeoContext): void {
         querystring: Type.Object({
           workspaceId: Uuid('The workspace'),
           projectId: Type.Optional(Uuid("The project; absent = the workspace's default graph")),
-          includeHistory: Type.Boolean({ default: false }),
+          includeHistory: Type.Optional(Type.Boolean({ default: false })),
         }),
         response: { 200: GraphSchema, ...commonErrors },
       },
@@ -29,7 +29,7 @@ export function registerGraphRoutes(app: App, ctx: GeoContext): void {
     },
     async (request) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
-      return readGraph(ctx, { ...request.query, workspaceId });
+      return readGraph(ctx, { ...request.query, includeHistory: request.query.includeHistory ?? false, workspaceId });
     },
   );
 

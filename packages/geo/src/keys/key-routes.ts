@@ -40,7 +40,7 @@ export function registerKeyRoutes(app: App, ctx: GeoContext): void {
         summary: "List the tenant's API keys",
         description: `Newest first, keyset-paginated. Secrets are never shown again; \`prefix\` identifies a key. ${ADMIN_NOTE} A tenant-level list: it takes no workspaceId.`,
         querystring: Type.Object({
-          limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
           cursor: Type.Optional(Cursor),
         }),
         response: {
@@ -50,7 +50,7 @@ export function registerKeyRoutes(app: App, ctx: GeoContext): void {
       },
       onRequest: authenticated(ctx),
     },
-    async (request) => listKeys(ctx, principalOf(request), request.query.limit, request.query.cursor),
+    async (request) => listKeys(ctx, principalOf(request), request.query.limit ?? 50, request.query.cursor),
   );
 
   app.post(

@@ -34,7 +34,7 @@ export function registerPrivacyRoutes(app: App, ctx: GeoContext): void {
         description: 'Needs `geo:read`. Newest first, keyset-paginated; subjects appear only as redacted hashes.',
         querystring: Type.Object({
           workspaceId: Uuid('The workspace'),
-          limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
           cursor: Type.Optional(Cursor),
         }),
         response: {
@@ -46,7 +46,7 @@ export function registerPrivacyRoutes(app: App, ctx: GeoContext): void {
     },
     async (request) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
-      return listPrivacyRequests(ctx, workspaceId, request.query.limit, request.query.cursor);
+      return listPrivacyRequests(ctx, workspaceId, request.query.limit ?? 50, request.query.cursor);
     },
   );
 

@@ -60,7 +60,7 @@ export function registerShareRoutes(app: App, ctx: GeoContext): void {
         body: Type.Object(
           {
             workspaceId: Uuid('The workspace'),
-            expiresInHours: Type.Integer({ minimum: 1, maximum: 24 * 3650, default: 168 }),
+            expiresInHours: Type.Optional(Type.Integer({ minimum: 1, maximum: 24 * 3650, default: 168 })),
           },
           { additionalProperties: false },
         ),
@@ -81,7 +81,7 @@ export function registerShareRoutes(app: App, ctx: GeoContext): void {
       const share = await createShare(ctx, principal, {
         workspaceId,
         dashboardId: request.params.dashboardId,
-        expiresInHours: request.body.expiresInHours,
+        expiresInHours: request.body.expiresInHours ?? 168,
       });
       return reply.status(201).send(share);
     },
