@@ -14,7 +14,10 @@ import { addSharedSchemas } from './http/schemas.ts';
 import { registerCatalogMcp } from './mcp/catalog-mcp.ts';
 import { registerMerchantRoutes } from './merchants/merchant-routes.ts';
 import { createPrincipalCache } from './merchants/principal.ts';
+import { compactOpenApi } from './openapi/compact-openapi.ts';
 import { registerProcurementRoutes } from './procurement/procurement-routes.ts';
+import { RUNTIME_AUTH_DOC, RUNTIME_TAGS, registerRuntime } from './runtime/register-runtime.ts';
+import type { RuntimeContext } from './runtime/runtime-context.ts';
 import { registerSystemRoutes } from './system/system-routes.ts';
 import { createDestinationCache } from './webhooks/destination-cache.ts';
 import { registerDestinationRoutes } from './webhooks/destination-routes.ts';
@@ -32,6 +35,10 @@ export interface EngineAppsOptions {
   logStream?: NodeJS.WritableStream;
   /** Wakes the delivery worker; a no-op when this process runs none. */
   notifyOutbox?: () => void;
+  /** HS256 key of runtime bearer tokens (ENGINE_TOKEN_SIGNING_KEY or the generated key file); derived from secretKeyHex when absent. */
+  tokenSigningKeyHex?: string | undefined;
+  /** The runtime's clock (tests move time to expire tokens and sessions). */
+  clock?: (() => number) | undefined;
 }
 
 export interface EngineApps {
@@ -42,6 +49,8 @@ export interface EngineApps {
   /** Webhook ingress (`ENGINE_WEBHOOK_PORT`): `/webhooks/catalog`, `/webhooks/procurement`. */
   webhook: App;
   ctx: EngineContext;
+  /** The agent runtime (realms, providers, prompts, agents, sessions, chat) on the REST listener. */
+  runtime: RuntimeContext;
   close(): Promise<void>;
 }
 
@@ -60,7 +69,13 @@ key's scope is a 403; a resource outside it is a 404 (ids never reveal other mer
 wherever they appear in a body. Money is exact: prices and totals are decimal strings in responses, never floats.`;
 
 const securitySchemes = {
-  bearerAuth: { type: 'http', scheme: 'bearer', description: 'Merchant key' },
+  bearerAuth: { type: 'http', scheme: 'bearer', description: 'Merchant key (catalog routes)' },
+  runtimeToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'Runtime bearer token from POST /api/v1/auth/token (runtime routes only)',
+  },
   apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Merchant key (also X-API-Key)' },
   catalogApiKey: { type: 'apiKey', in: 'header', name: 'X-Catalog-API-Key', description: 'Merchant key' },
 };
@@ -88,6 +103,7 @@ export async function buildEngineApps(options: EngineAppsOptions): Promise<Engin
       ...(ctx ? { rateLimitKey: rateLimitKey(ctx) } : {}),
       securitySchemes,
       tags,
+      transformOpenApi: compactOpenApi,
     });
 
   // The context needs a logger; the REST app's is created first and shared.
@@ -105,7 +121,8 @@ export async function buildEngineApps(options: EngineAppsOptions): Promise<Engin
   const rest = await make(
     'engine',
     `The engine's REST API: the merchant catalog (stores, keys, products, carts, checkouts, orders), outbound webhook destinations and
-their delivery log, procurement, and the inbound webhook alias \`/api/webhooks/catalog\`.\n\n${AUTH}`,
+their delivery log, procurement, the inbound webhook alias \`/api/webhooks/catalog\`, and the agent runtime (realms, providers,
+prompts, agents, sessions, knowledge, chat and execute).\n\n${AUTH}\n\n${RUNTIME_AUTH_DOC}`,
     [
       { name: 'products', description: 'Products and search' },
       { name: 'carts', description: 'Carts and cart items' },
@@ -116,6 +133,7 @@ their delivery log, procurement, and the inbound webhook alias \`/api/webhooks/c
       { name: 'webhooks-inbound', description: 'Inbound webhook ingress' },
       { name: 'procurement', description: 'Suppliers, inventory items, procurement orders and quotes' },
       { name: 'system', description: 'Health and readiness' },
+      ...RUNTIME_TAGS,
     ],
     ctx,
   );
@@ -153,6 +171,11 @@ reference contract, authenticated with a merchant key.\n\n${AUTH}`,
   registerDestinationRoutes(rest, ctx);
   registerProcurementRoutes(rest, ctx);
   registerIngressRoute(rest, ctx, '/api/webhooks/catalog', 'catalog');
+  const runtime = await registerRuntime(rest, ctx, {
+    secretKeyHex: options.secretKeyHex,
+    tokenSigningKeyHex: options.tokenSigningKeyHex,
+    clock: options.clock,
+  });
 
   registerSystemRoutes(webhook, ctx, '');
   registerIngressRoute(webhook, ctx, '/webhooks/catalog', 'catalog');
@@ -166,8 +189,10 @@ reference contract, authenticated with a merchant key.\n\n${AUTH}`,
     mcp,
     webhook,
     ctx,
+    runtime,
     close: async () => {
       await Promise.all([rest.close(), webhook.close(), mcp.close()]);
+      await runtime.models.close();
     },
   };
 }

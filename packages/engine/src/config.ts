@@ -14,6 +14,42 @@ export interface EngineConfig {
     workerEnabled: boolean;
     retentionDays: number;
   };
+  /** The agent runtime (issue 6). */
+  runtime: RuntimeConfig;
+}
+
+export interface RuntimeConfig {
+  /** Lifetime of a runtime bearer token, in seconds. */
+  tokenTtlSeconds: number;
+  /** HS256 key (hex); unset → generated into KEEL_DATA_DIR/engine-token.key. */
+  tokenSigningKey: string | undefined;
+  /** A previous signing key that still verifies tokens during a rotation. */
+  tokenSigningKeyPrevious: string | undefined;
+  /** Whether POST /api/v1/auth/register accepts sign-ups. */
+  registrationEnabled: boolean;
+  /** Session lifetime when a session is created without ttl_seconds. */
+  sessionTtlSeconds: number;
+  /** Earlier messages of a session sent to the model with each turn. */
+  historyMessages: number;
+}
+
+function readRuntimeConfig(reader: ConfigReader): RuntimeConfig {
+  const key = (name: string) => {
+    const value = reader.optionalString(name);
+    if (value !== undefined && !/^(?:[0-9a-fA-F]{2}){32,64}$/.test(value)) {
+      reader.problem(`${name} must be 64 to 128 hexadecimal characters (a 256- to 512-bit key)`);
+      return undefined;
+    }
+    return value;
+  };
+  return {
+    tokenTtlSeconds: reader.int('ENGINE_TOKEN_TTL_SECONDS', 900, { min: 60, max: 86_400 }),
+    tokenSigningKey: key('ENGINE_TOKEN_SIGNING_KEY'),
+    tokenSigningKeyPrevious: key('ENGINE_TOKEN_SIGNING_KEY_PREVIOUS'),
+    registrationEnabled: reader.bool('ENGINE_REGISTRATION_ENABLED', false),
+    sessionTtlSeconds: reader.int('ENGINE_SESSION_TTL_SECONDS', 86_400, { min: 60, max: 2_592_000 }),
+    historyMessages: reader.int('ENGINE_CHAT_HISTORY_MESSAGES', 20, { min: 0, max: 200 }),
+  };
 }
 
 /** Reads the engine's configuration (its own variables plus the shared ones); throws ConfigError naming every bad one. */
@@ -56,6 +92,7 @@ export function readEngineConfig(env: Env): EngineConfig {
       workerEnabled: reader.bool('ENGINE_WEBHOOK_WORKER', true),
       retentionDays: reader.int('ENGINE_WEBHOOK_LOG_RETENTION_DAYS', 30, { min: 1, max: 3650 }),
     },
+    runtime: readRuntimeConfig(reader),
   };
   reader.done();
   return config;

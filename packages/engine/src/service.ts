@@ -15,6 +15,8 @@ import { engineCommand } from './cli/engine-command.ts';
 import { importCommand } from './cli/import-command.ts';
 import { type EngineConfig, readEngineConfig } from './config.ts';
 import type { EngineDb } from './db/schema.ts';
+import { ensureFirstRealm } from './identity/identity-service.ts';
+import { loadTokenSigningKey } from './identity/tokens.ts';
 
 export function engineDatabaseUrl(core: CoreConfig): string {
   return core.databaseUrl ?? defaultDatabaseUrl(core.dataDir, 'engine');
@@ -45,7 +47,9 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
   const apps: { close(): Promise<void> }[] = [];
   try {
     const { keyHex, generated } = loadSecretKey({ secretKey: config.core.secretKey, dataDir: config.core.dataDir });
+    const tokenKey = loadTokenSigningKey({ configured: config.runtime.tokenSigningKey, dataDir: config.core.dataDir });
     const engine = await buildEngineApps({
+      tokenSigningKeyHex: tokenKey.keyHex,
       config,
       db: database.db,
       cache: opened.cache,
@@ -56,6 +60,19 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
     if (generated)
       engine.rest.log.warn(
         'KEEL_SECRET_KEY is not set: generated one into KEEL_DATA_DIR/secret.key (share it between instances)',
+      );
+    if (tokenKey.generated)
+      engine.rest.log.warn(
+        'ENGINE_TOKEN_SIGNING_KEY is not set: generated one into KEEL_DATA_DIR/engine-token.key (share it between instances)',
+      );
+    // An empty database gets its first realm and owner service identity once; the credentials are printed
+    // (stdout, never the log) on that start only.
+    const first = await ensureFirstRealm(database.db);
+    if (first)
+      process.stdout.write(
+        `keel: engine created the first realm ${first.realmId} with a service identity (owner); its key pair is shown once:\n` +
+          `keel:   access_key ${first.accessKey}\nkeel:   secret_key ${first.secretKey}\n` +
+          'keel: exchange it at POST /api/v1/auth/token; store the secret in a server-side secret store\n',
       );
     if (config.webhooks.workerEnabled) {
       worker = createOutboxWorker({

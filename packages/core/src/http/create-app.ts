@@ -44,6 +44,8 @@ export interface CreateAppOptions {
   tags?: { name: string; description: string }[];
   /** Where log lines go; stdout by default. Tests pass a stream to inspect them. */
   logStream?: NodeJS.WritableStream;
+  /** Rewrites the generated OpenAPI document once before it is served (e.g. to share repeated parts); optional. */
+  transformOpenApi?: (document: Record<string, unknown>) => Record<string, unknown>;
 }
 
 const DOCS_PREFIX = '/docs';
@@ -127,6 +129,12 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
       components: { securitySchemes: (options.securitySchemes ?? {}) as never },
       tags: options.tags ?? [],
     },
+    ...(options.transformOpenApi
+      ? {
+          transformObject: (document: unknown) =>
+            options.transformOpenApi!((document as { openapiObject: Record<string, unknown> }).openapiObject),
+        }
+      : {}),
   });
   await app.register(fastifySwaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { deepLinking: true } });
 

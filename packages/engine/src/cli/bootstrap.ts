@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
+import { bootstrapRealm } from '../identity/identity-service.ts';
 import { createMerchant, createStore, issueKey } from '../merchants/merchant-service.ts';
 import type { PrincipalCache } from '../merchants/principal.ts';
 
@@ -20,6 +21,10 @@ export interface BootstrapResult {
     /** Scope `custom`: storeIds[1] and the sub-merchant's store. */
     custom: string;
   };
+  /** A new runtime realm with an owner service identity and its key pair (shown once). */
+  realmId: string;
+  accessKey: string;
+  secretKey: string;
   [extra: string]: unknown;
 }
 
@@ -45,6 +50,7 @@ export async function bootstrapMerchant(
         ...(ids ? { storeIds: ids } : {}),
       })
     ).secret;
+  const realm = await bootstrapRealm(db, { realmName: `Realm ${label}`, username: 'bootstrap-service' });
   return {
     merchantId: merchant.id,
     subMerchantId: sub.id,
@@ -56,5 +62,8 @@ export async function bootstrapMerchant(
       network: await key('merchant_network'),
       custom: await key('custom', [storeIds[1]!, subStore.id]),
     },
+    realmId: realm.realmId,
+    accessKey: realm.accessKey,
+    secretKey: realm.secretKey,
   };
 }

@@ -93,6 +93,10 @@ export const engineCommand: CliCommand = {
           '',
           'keys (shown once; store them now):',
           ...Object.entries(result.keys).map(([scope, key]) => `  ${scope.padEnd(9)} ${key}`),
+          '',
+          `runtime realm     ${result.realmId} (service identity, owner)`,
+          `  access_key ${result.accessKey}`,
+          `  secret_key ${result.secretKey}`,
         ].join('\n'),
       );
       return 0;

@@ -1,0 +1,80 @@
+import type { Cache, SecretBox } from '@keel/core';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { RuntimeConfig } from '../config.ts';
+import type { EngineContext } from '../context.ts';
+import type { EngineDb } from '../db/schema.ts';
+import { createRuntimePrincipals, type RuntimePrincipals } from '../identity/runtime-auth.ts';
+import { createTokenService, deriveSigningKeyHex, type TokenService } from '../identity/tokens.ts';
+import { createModelClients, type ModelClients } from '../providers/model-clients.ts';
+import { createExtensionRegistry, type RuntimeExtensions } from './extensions.ts';
+import { createRealmCache, type RealmCache } from './realm-cache.ts';
+import { createSensitiveDataScanner, type SensitiveDataScanner } from './sensitive-data.ts';
+
+/** What the runtime's services work with; built once per process beside the catalog's EngineContext. */
+export interface RuntimeContext {
+  engine: EngineContext;
+  db: Kysely<EngineDb>;
+  cache: Cache;
+  secrets: SecretBox;
+  config: RuntimeConfig;
+  allowPrivateUrls: boolean;
+  tokens: TokenService;
+  principals: RuntimePrincipals;
+  realms: RealmCache;
+  models: ModelClients;
+  scanner: SensitiveDataScanner;
+  /** Where flows, tool servers and governance plug in (later issues); empty by default. */
+  extensions: RuntimeExtensions;
+  /** Executions in flight per agent in this process (max_concurrency). */
+  running: Map<string, number>;
+  clock: () => number;
+  readonly log: FastifyBaseLogger;
+}
+
+export interface RuntimeContextOptions {
+  /** HS256 key for bearer tokens; derived from the secret-box key when not given. */
+  tokenSigningKeyHex?: string | undefined;
+  secretKeyHex: string;
+  clock?: (() => number) | undefined;
+}
+
+/** Builds the runtime's context on the engine's shared one. */
+export async function createRuntimeContext(
+  engine: EngineContext,
+  options: RuntimeContextOptions,
+): Promise<RuntimeContext> {
+  const clock = options.clock ?? Date.now;
+  const config = engine.config.runtime;
+  const tokens = createTokenService({
+    signingKeyHex: options.tokenSigningKeyHex ?? config.tokenSigningKey ?? deriveSigningKeyHex(options.secretKeyHex),
+    previousKeyHex: config.tokenSigningKeyPrevious,
+    ttlSeconds: config.tokenTtlSeconds,
+    clock,
+  });
+  const allowPrivateUrls = engine.config.core.allowPrivateUrls;
+  return {
+    engine,
+    db: engine.db,
+    cache: engine.cache,
+    secrets: engine.secrets,
+    config,
+    allowPrivateUrls,
+    tokens,
+    principals: await createRuntimePrincipals(engine.db, engine.cache, tokens, clock),
+    realms: await createRealmCache(engine.cache, clock),
+    models: createModelClients({ secrets: engine.secrets, allowPrivateUrls }),
+    scanner: createSensitiveDataScanner(),
+    extensions: createExtensionRegistry(),
+    running: new Map(),
+    clock,
+    get log() {
+      return engine.log;
+    },
+  };
+}
+
+/** The current time as ISO text, from the runtime's clock. */
+export function nowIso(rt: RuntimeContext): string {
+  return new Date(rt.clock()).toISOString();
+}

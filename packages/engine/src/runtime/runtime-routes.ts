@@ -1,0 +1,241 @@
+import { type App, sendIdempotent } from '@keel/core';
+import { type Static, Type } from 'typebox';
+import { principalOf } from '../identity/runtime-auth.ts';
+import { ACTION_TYPES } from './actions.ts';
+import {
+  component,
+  JsonRecord,
+  Metadata,
+  OneOf,
+  ref,
+  runtimeConfig,
+  runtimeErrors,
+  runtimeSecurity,
+  Timestamp,
+  Uuid,
+} from './http-schemas.ts';
+import { CONTRACT_VERSION, type RunRequest, type RunResult, runTurn } from './orchestrator.ts';
+import type { RuntimeContext } from './runtime-context.ts';
+import { runtimeCapabilities, runtimeStatus, sdkConfig } from './status-service.ts';
+
+const Text = Type.String({ minLength: 1, maxLength: 16_000 });
+const Channel = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._:-]+$' });
+const Locale = Type.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$' });
+const Capabilities = Type.Object(
+  {
+    vision: Type.Optional(Type.Boolean()),
+    actions: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 40 }), {
+        maxItems: 30,
+        description: 'Actions the client renders; when sent, unsupported product actions are downgraded',
+      }),
+    ),
+  },
+  { description: 'Omitted: every action is assumed supported' },
+);
+const IdempotencyKey = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x21-\\x7E]+$',
+  description: 'Same key and body within 24 h replays the first answer (Idempotent-Replayed: true)',
+});
+
+export const ChatBody = Type.Object({
+  agent_id: Uuid(),
+  messages: Type.Array(Type.Object({ role: OneOf(['user', 'assistant']), content: Text }), {
+    minItems: 1,
+    maxItems: 50,
+    description: 'With session_id: only the new turn(s); without: the conversation',
+  }),
+  session_id: Type.Optional(Uuid()),
+  resume_token: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  flow_id: Type.Optional(Uuid()),
+  channel: Type.Optional(Channel),
+  locale: Type.Optional(Locale),
+  client_capabilities: Type.Optional(Capabilities),
+  metadata: Type.Optional(Metadata),
+  idempotency_key: Type.Optional(IdempotencyKey),
+});
+
+export const ExecuteBody = Type.Object({
+  version: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 40, description: `Pinned contract: ${CONTRACT_VERSION}` }),
+  ),
+  agent_id: Type.Optional(Uuid()),
+  flow_id: Type.Optional(Uuid()),
+  session_id: Type.Optional(Uuid()),
+  resume_token: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  channel: Type.Optional(Channel),
+  locale: Type.Optional(Locale),
+  input: Type.Object({ message: Text }),
+  client_capabilities: Type.Optional(Capabilities),
+  metadata: Type.Optional(Metadata),
+  idempotency_key: Type.Optional(IdempotencyKey),
+  mode: Type.Optional(OneOf(['sync', 'async'], { default: 'sync' })),
+});
+
+const ActionSchema = component(
+  'RtAction',
+  Type.Object({
+    type: OneOf(ACTION_TYPES),
+    content: Type.Union([Type.String(), Type.Null()]),
+    data: Type.Union([JsonRecord(), Type.Null()]),
+    metadata: JsonRecord({ description: 'original_type after a downgrade' }),
+  }),
+);
+
+export const RunResultSchema = component(
+  'RtRunResult',
+  Type.Object({
+    version: Type.String(),
+    execution_id: Type.String(),
+    session_id: Type.Union([Type.String(), Type.Null()]),
+    trace_id: Type.String(),
+    status: Type.String({ description: 'succeeded, or failed with an ERROR action' }),
+    agent_id: Type.String(),
+    flow_id: Type.Union([Type.String(), Type.Null()]),
+    content: Type.Union([Type.String(), Type.Null()]),
+    message: Type.Union([Type.Object({ role: Type.Literal('assistant'), content: Type.String() }), Type.Null()]),
+    action: ref<Static<typeof ActionSchema>>('RtAction'),
+    data: Type.Union([JsonRecord(), Type.Null()]),
+    usage: Type.Union([
+      Type.Object({
+        input_tokens: Type.Integer(),
+        output_tokens: Type.Integer(),
+        cost: Type.String({ description: 'Exact decimal in `currency`' }),
+        currency: Type.String(),
+        cost_limit_exceeded: Type.Boolean(),
+      }),
+      Type.Null(),
+    ]),
+    routing: JsonRecord({ description: 'How the agent, flow, provider and prompt were chosen' }),
+    created_at: Timestamp,
+  }),
+);
+
+const SDK_SCHEMAS = { execute_request: ExecuteBody, chat_request: ChatBody };
+
+const RUN_DOC = `Card numbers, CVV/CVC, one-time and 3-D Secure codes, payment tokens, raw tokens and API keys, passwords and full postal addresses in the input are rejected (400 RUNTIME_SENSITIVE_DATA_REJECTED, naming the category and path, never the value); answers that would ask for them are replaced. Caller-supplied provider, server or tool ids are ignored: the agent's configuration decides. Continuing a session needs its resume token (or the subject user's own token). Failures of the model provider are 502 (503 when max_latency_ms passes); settings bounds that stop a run (cost) give an ERROR action with status failed.`;
+
+export function registerRuntimeRoutes(app: App, rt: RuntimeContext): void {
+  const ResultRef = ref<RunResult>('RtRunResult');
+  const respond = async (
+    request: Parameters<typeof sendIdempotent>[0],
+    reply: Parameters<typeof sendIdempotent>[1],
+    run: RunRequest,
+  ) => sendIdempotent(request, reply, await runTurn(rt, principalOf(request), run, request.id));
+
+  app.post(
+    '/api/v1/runtime/execute',
+    {
+      schema: {
+        tags: ['runtime'],
+        security: runtimeSecurity,
+        summary: 'Run one turn synchronously',
+        description: `Contract ${CONTRACT_VERSION} (\`version\` omitted = current; any other value is a 400). Agent: \`agent_id\`, else the session's agent, else profile rules, else the realm default. \`mode\` sync (async is a 400 until durable executions exist). ${RUN_DOC}`,
+        body: ExecuteBody,
+        response: { 200: ResultRef, ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request, reply) => {
+      const body = request.body;
+      return respond(request, reply, {
+        kind: 'execute',
+        version: body.version,
+        agentId: body.agent_id,
+        flowId: body.flow_id,
+        sessionId: body.session_id,
+        resumeToken: body.resume_token,
+        channel: body.channel,
+        locale: body.locale,
+        messages: [{ role: 'user', content: body.input.message }],
+        messagePath: () => 'body/input/message',
+        clientCapabilities: body.client_capabilities,
+        metadata: body.metadata ?? undefined,
+        idempotencyKey: body.idempotency_key,
+        mode: body.mode,
+        payload: body,
+      });
+    },
+  );
+
+  app.post(
+    '/api/v1/runtime/ai/chat',
+    {
+      schema: {
+        tags: ['runtime'],
+        security: runtimeSecurity,
+        summary: 'Message-oriented chat',
+        description: `The same resolver and policy as execute; the last message must be the user's. ${RUN_DOC}`,
+        body: ChatBody,
+        response: { 200: ResultRef, ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request, reply) => {
+      const body = request.body;
+      return respond(request, reply, {
+        kind: 'chat',
+        agentId: body.agent_id,
+        flowId: body.flow_id,
+        sessionId: body.session_id,
+        resumeToken: body.resume_token,
+        channel: body.channel,
+        locale: body.locale,
+        messages: body.messages.map((m) => ({ role: m.role, content: m.content })),
+        messagePath: (index) => `body/messages/${index}/content`,
+        clientCapabilities: body.client_capabilities,
+        metadata: body.metadata ?? undefined,
+        idempotencyKey: body.idempotency_key,
+        payload: body,
+      });
+    },
+  );
+
+  const Loose = JsonRecord();
+  app.get(
+    '/api/v1/runtime/status',
+    {
+      schema: {
+        tags: ['runtime'],
+        security: runtimeSecurity,
+        summary: 'Realm runtime status',
+        description: 'Counts, defaults and configuration issues of the token realm (`status` degraded when any).',
+        response: { 200: Loose, ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request) => runtimeStatus(rt, principalOf(request)),
+  );
+  app.get(
+    '/api/v1/runtime/capabilities',
+    {
+      schema: {
+        tags: ['runtime'],
+        security: runtimeSecurity,
+        summary: 'Capabilities of the running engine',
+        response: { 200: Loose, ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request) => runtimeCapabilities(rt, principalOf(request)),
+  );
+  app.get(
+    '/api/v1/sdk/config',
+    {
+      schema: {
+        tags: ['runtime'],
+        security: [],
+        summary: 'Versioned client contract',
+        description:
+          'Endpoint templates, transports, normalized actions with their fallbacks, and bounded request schemas. No authentication; nothing secret.',
+        response: { 200: Loose },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return sdkConfig(rt, SDK_SCHEMAS);
+    },
+  );
+}

@@ -1,0 +1,182 @@
+import type { SelectQueryBuilder } from 'kysely';
+import { SETTING_BOUNDS } from '../agents/agent-settings.ts';
+import type { EngineDb } from '../db/schema.ts';
+import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
+import { PROVIDER_TEMPLATES } from '../providers/provider-templates.ts';
+import { MAX_SESSION_MESSAGES } from '../sessions/session-service.ts';
+import { ACTION_DESCRIPTIONS, ACTION_TYPES } from './actions.ts';
+import { CONTRACT_VERSION } from './orchestrator.ts';
+import type { RuntimeContext } from './runtime-context.ts';
+
+const ENGINE_RUNTIME_VERSION = '2026-11-22';
+
+async function count<T extends keyof EngineDb>(
+  query: SelectQueryBuilder<EngineDb, T, Record<never, never>>,
+): Promise<number> {
+  const row = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number((row as { n: unknown }).n);
+}
+
+/** The realm's runtime: counts, defaults and configuration issues (what would stop a turn). */
+export async function runtimeStatus(rt: RuntimeContext, principal: RuntimePrincipal) {
+  const realmId = requirePermission(principal, 'config:read');
+  const now = new Date(rt.clock()).toISOString();
+  const db = rt.db;
+  const [providers, activeProviders, activePrompts, agents, configured, activeSessions] = await Promise.all([
+    count(db.selectFrom('ai_provider').where('realm_id', '=', realmId)),
+    count(db.selectFrom('ai_provider').where('realm_id', '=', realmId).where('is_active', '=', true)),
+    count(db.selectFrom('prompt').where('realm_id', '=', realmId).where('is_active', '=', true)),
+    count(db.selectFrom('identity').where('realm_id', '=', realmId).where('user_type', '=', 'agent')),
+    count(db.selectFrom('agent_config').where('realm_id', '=', realmId)),
+    count(
+      db
+        .selectFrom('runtime_session')
+
+        .where('realm_id', '=', realmId)
+        .where('status', '=', 'active')
+        .where('expires_at', '>', now),
+    ),
+  ]);
+  const defaultProvider = await db
+    .selectFrom('ai_provider')
+    .select(['id', 'is_active'])
+    .where('realm_id', '=', realmId)
+    .where('is_default', '=', true)
+    .executeTakeFirst();
+  const defaultAgent = await db
+    .selectFrom('agent_config')
+    .select('agent_id')
+    .where('realm_id', '=', realmId)
+    .where('is_default', '=', true)
+    .executeTakeFirst();
+  const withoutProvider = await count(
+    db.selectFrom('agent_config').where('realm_id', '=', realmId).where('ai_provider_id', 'is', null),
+  );
+  const issues: string[] = [];
+  if (activeProviders === 0) issues.push('no active provider');
+  if (withoutProvider > 0 && !defaultProvider)
+    issues.push(`${withoutProvider} agent(s) have no ai_provider_id and the realm has no default provider`);
+  if (defaultProvider && !defaultProvider.is_active) issues.push('the default provider is inactive');
+  if (!defaultAgent) issues.push('no default agent: requests without agent_id need a matching profile rule');
+  return {
+    realm_id: realmId,
+    status: issues.length === 0 ? 'ready' : 'degraded',
+    contract_version: CONTRACT_VERSION,
+    counts: {
+      providers,
+      active_providers: activeProviders,
+      active_prompts: activePrompts,
+      agents,
+      configured_agents: configured,
+      active_sessions: activeSessions,
+    },
+    default_provider_id: defaultProvider?.id ?? null,
+    default_agent_id: defaultAgent?.agent_id ?? null,
+    issues,
+    checked_at: now,
+  };
+}
+
+function features(rt: RuntimeContext) {
+  return {
+    flows: rt.extensions.flows !== undefined,
+    tool_servers: rt.extensions.toolServers !== undefined,
+    async_executions: false,
+    streaming: false,
+    sessions: true,
+    knowledge_search: 'lexical',
+    registration: rt.config.registrationEnabled,
+  };
+}
+
+const LIMITS = {
+  chat_messages_per_request: 50,
+  message_characters: 16_000,
+  session_messages: MAX_SESSION_MESSAGES,
+  session_ttl_seconds: { minimum: 60, maximum: 2_592_000 },
+  state_keys_per_session: 100,
+  state_value_bytes: 16_384,
+  user_context_bytes: 16_384,
+  knowledge_content_characters: 20_000,
+  list_page_size: { minimum: 1, maximum: 100 },
+};
+
+/** What this engine can do: contract versions, modes, provider types, actions, features, limits, settings bounds. */
+export async function runtimeCapabilities(rt: RuntimeContext, principal: RuntimePrincipal) {
+  requirePermission(principal, 'config:read');
+  return {
+    engine_version: ENGINE_RUNTIME_VERSION,
+    contract_versions: [CONTRACT_VERSION],
+    modes: ['sync'],
+    provider_types: PROVIDER_TEMPLATES.map((t) => t.type),
+    normalized_actions: [...ACTION_TYPES],
+    features: features(rt),
+    token_ttl_seconds: rt.config.tokenTtlSeconds,
+    limits: LIMITS,
+    agent_setting_bounds: Object.fromEntries(
+      Object.entries(SETTING_BOUNDS).map(([key, [minimum, maximum, fallback]]) => [
+        key,
+        { minimum, maximum, default: fallback },
+      ]),
+    ),
+  };
+}
+
+const FALLBACK: Partial<Record<string, string>> = {
+  OFFER_PRODUCT_ALTERNATIVES: 'RESPOND',
+  RENDER_PRODUCT_ALTERNATIVES: 'DATA_RESULT',
+  RENDER_PRODUCT_DETAILS: 'DATA_RESULT',
+};
+
+/** The versioned client contract of GET /api/v1/sdk/config. */
+export function sdkConfig(rt: RuntimeContext, schemas: Record<string, unknown>) {
+  const e = (method: string, path: string) => ({ method, path });
+  return {
+    contract_version: CONTRACT_VERSION,
+    config_version: 1,
+    base_path: '/api/v1',
+    auth: {
+      token_endpoint: e('POST', '/api/v1/auth/token'),
+      request: ['access_key', 'secret_key'],
+      token_type: 'Bearer',
+      header: 'Authorization: Bearer <access_token>',
+      token_ttl_seconds: rt.config.tokenTtlSeconds,
+      refresh: 'exchange the key pair again shortly before expires_in elapses, and after any 401',
+      resume_token: { header: 'X-Resume-Token', body_field: 'resume_token' },
+    },
+    endpoints: {
+      execute: e('POST', '/api/v1/runtime/execute'),
+      chat: e('POST', '/api/v1/runtime/ai/chat'),
+      session_create: e('POST', '/api/v1/runtime/sessions'),
+      session_get: e('GET', '/api/v1/runtime/sessions/{session_id}'),
+      session_status: e('GET', '/api/v1/runtime/sessions/{session_id}/status'),
+      session_messages: e('GET', '/api/v1/runtime/sessions/{session_id}/messages'),
+      session_complete: e('POST', '/api/v1/runtime/sessions/{session_id}/complete'),
+      session_cancel: e('POST', '/api/v1/runtime/sessions/{session_id}/cancel'),
+      session_reset: e('POST', '/api/v1/runtime/sessions/{session_id}/reset'),
+      resume_token_refresh: e('POST', '/api/v1/runtime/sessions/{session_id}/resume-token/refresh'),
+      session_state: e('GET', '/api/v1/runtime/sessions/{session_id}/state'),
+      capabilities: e('GET', '/api/v1/runtime/capabilities'),
+      status: e('GET', '/api/v1/runtime/status'),
+    },
+    transports: [
+      { type: 'rest', content_type: 'application/json', base_path: '/api/v1', streaming: false },
+      {
+        type: 'mcp',
+        description: 'JSON-RPC tool endpoint on the engine MCP listener (POST / or /mcp)',
+        protocol_versions: ['2024-11-05', '2025-03-26', '2025-06-18'],
+      },
+    ],
+    normalized_actions: ACTION_TYPES.map((type) => ({
+      type,
+      description: ACTION_DESCRIPTIONS[type],
+      fallback: FALLBACK[type] ?? null,
+    })),
+    client_downgrades: {
+      rule: 'When client_capabilities.actions is sent, an unsupported OFFER_PRODUCT_ALTERNATIVES becomes RESPOND, and an unsupported RENDER_PRODUCT_ALTERNATIVES or RENDER_PRODUCT_DETAILS becomes DATA_RESULT with metadata.original_type',
+    },
+    schemas,
+    limits: LIMITS,
+    features: features(rt),
+  };
+}
