@@ -96,6 +96,9 @@ export async function writeExport(
       for await (const row of rows) {
         sheet.addRow(columns.map((column) => cellValue(row[column] ?? null))).commit();
         count++;
+        // exceljs's stream never pushes back: give the zip's deflate a turn now and then so the
+        // compressed bytes drain into the sink instead of piling up in memory.
+        if (count % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
       }
       sheet.commit();
       await workbook.commit();
