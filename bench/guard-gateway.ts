@@ -100,6 +100,27 @@ function kilobytePrompts(count: number): string[] {
   return prompts;
 }
 
+/** Ordinary 1 KB prompts (a request with some context), one in ten carrying an e-mail address. */
+function plainPrompts(count: number): string[] {
+  const topics = [
+    'the quarterly roadmap',
+    'the hiring plan',
+    'a customer escalation',
+    'the release notes',
+    'our pricing page',
+  ];
+  const prompts: string[] = [];
+  for (let i = 0; i < count; i++) {
+    let text = `Request ${i}: please summarize ${topics[i % topics.length]} and list three follow-ups. `;
+    if (i % 10 === 0) text += `Send the summary to reviewer${i}@example.org. `;
+    while (text.length < 1024) {
+      text += `Paragraph ${text.length}: the team discussed ${topics[(i + text.length) % topics.length]}, open questions, owners and dates. `;
+    }
+    prompts.push(text.slice(0, 1024));
+  }
+  return prompts;
+}
+
 const body = (prompt: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: prompt }], ...extra });
 
@@ -259,27 +280,23 @@ try {
   }
   const gatewayHeaders = { 'content-type': 'application/json', authorization: 'Bearer sk-bench' };
 
+  const plain = plainPrompts(400);
+  for (const prompt of plain) await post(`${guard.url}/v1`, body(prompt));
+
   // Non-streaming overhead: the same prompts, one at a time, alternating direct / gateway.
-  await latencies(
-    [
+  const overhead = async (set: string[]) => {
+    const targets = [
       { name: 'direct', url: upstream.url },
       { name: 'keel', url: `${guard.url}/v1` },
-    ],
-    prompts,
-    300,
-  );
-  const lat = await latencies(
-    [
-      { name: 'direct', url: upstream.url },
-      { name: 'keel', url: `${guard.url}/v1` },
-    ],
-    prompts,
-    latencyRequests,
-  );
-  const direct = lat.get('direct')!;
-  const keel = lat.get('keel')!;
-  const overhead50 = percentile(keel, 50) - percentile(direct, 50);
-  const overhead99 = percentile(keel, 99) - percentile(direct, 99);
+    ];
+    await latencies(targets, set, 300);
+    const lat = await latencies(targets, set, latencyRequests);
+    const d = lat.get('direct')!;
+    const k = lat.get('keel')!;
+    return { d, k, p50: percentile(k, 50) - percentile(d, 50), p99: percentile(k, 99) - percentile(d, 99) };
+  };
+  const corpusLat = await overhead(prompts);
+  const plainLat = await overhead(plain);
 
   // Time to first token: direct, final-only and stream-sync; against the burst upstream and a paced one.
   const ttft = async (upstreamUrl: string, gatewayUrl: string) => {
@@ -296,28 +313,39 @@ try {
   // Throughput, each target alone with the same load.
   const tDirect = await throughput(upstream.url.replace(/\/v1$/, ''), gatewayHeaders, prompts);
   const tKeel = await throughput(guard.url, gatewayHeaders, prompts);
+  const tKeelPlain = await throughput(guard.url, gatewayHeaders, plain);
   const tBare = await throughput(bare.url, gatewayHeaders, prompts);
   const tPortkey = portkey
     ? await throughput(portkey.url, { ...gatewayHeaders, ...portkeyHeaders }, prompts)
     : undefined;
   const ratio = tPortkey && tPortkey.rps > 0 ? tKeel.rps / tPortkey.rps : undefined;
+  const ratioPlain = tPortkey && tPortkey.rps > 0 ? tKeelPlain.rps / tPortkey.rps : undefined;
 
   const ms = (n: number) => `${round(n)} ms`;
   const verdict = (ok: boolean) => (ok ? 'met' : '**NOT met**');
   const table = [
     '| measure | value | target |',
     '|---|---|---|',
-    `| non-streaming overhead p50 (gateway p50 − direct p50) | ${ms(overhead50)} (${ms(percentile(keel, 50))} vs ${ms(percentile(direct, 50))}) | ≤ 1 ms: ${verdict(overhead50 <= 1)} |`,
-    `| non-streaming overhead p99 (gateway p99 − direct p99) | ${ms(overhead99)} (${ms(percentile(keel, 99))} vs ${ms(percentile(direct, 99))}) | ≤ 5 ms: ${verdict(overhead99 <= 5)} |`,
+    ...[
+      ['PII-dense corpus prompts', corpusLat],
+      ['ordinary prompts', plainLat],
+    ].flatMap(([name, o]) => {
+      const r = o as typeof corpusLat;
+      return [
+        `| non-streaming overhead p50, ${name} (gateway p50 − direct p50) | ${ms(r.p50)} (${ms(percentile(r.k, 50))} vs ${ms(percentile(r.d, 50))}) | ≤ 1 ms: ${verdict(r.p50 <= 1)} |`,
+        `| non-streaming overhead p99, ${name} (gateway p99 − direct p99) | ${ms(r.p99)} (${ms(percentile(r.k, 99))} vs ${ms(percentile(r.d, 99))}) | ≤ 5 ms: ${verdict(r.p99 <= 5)} |`,
+      ];
+    }),
     `| stream-sync added time to first token, p50 | ${ms(syncAdded)} (direct ${ms(percentile(burst.d, 50))}, final-only ${ms(percentile(burst.f, 50))}, stream-sync ${ms(percentile(burst.s, 50))}) | ≤ 5 ms: ${verdict(syncAdded <= 5)} |`,
-    `| non-streaming requests/s through the gateway (${connections} connections) | ${Math.round(tKeel.rps)} (p50 ${tKeel.p50} ms, p99 ${tKeel.p99} ms, errors ${tKeel.errors}) | ≥ 3,000: ${verdict(tKeel.rps >= 3000 && tKeel.errors === 0)} |`,
+    `| non-streaming requests/s through the gateway, PII-dense corpus prompts (${connections} connections) | ${Math.round(tKeel.rps)} (p50 ${tKeel.p50} ms, p99 ${tKeel.p99} ms, errors ${tKeel.errors}) | ≥ 3,000: ${verdict(tKeel.rps >= 3000 && tKeel.errors === 0)} |`,
+    `| non-streaming requests/s through the gateway, ordinary prompts | ${Math.round(tKeelPlain.rps)} (p50 ${tKeelPlain.p50} ms, p99 ${tKeelPlain.p99} ms, errors ${tKeelPlain.errors}) | ≥ 3,000: ${verdict(tKeelPlain.rps >= 3000 && tKeelPlain.errors === 0)} |`,
     `| the upstream called directly, same load | ${Math.round(tDirect.rps)} req/s (p50 ${tDirect.p50} ms, p99 ${tDirect.p99} ms) | reference |`,
     `| a bare Fastify + undici pass-through (no checks), same load | ${Math.round(tBare.rps)} req/s (p50 ${tBare.p50} ms, p99 ${tBare.p99} ms) | this machine's ceiling for a Node gateway |`,
     tPortkey
       ? `| Portkey gateway ${portkeyVersion()}, same load and upstream | ${Math.round(tPortkey.rps)} req/s (p50 ${tPortkey.p50} ms, p99 ${tPortkey.p99} ms, errors ${tPortkey.errors}) | peer |`
       : `| Portkey gateway | could not run: ${portkeyProblem} | peer |`,
-    ratio !== undefined
-      ? `| Keel (input detection on) ÷ Portkey (no detection), requests/s | **${round(ratio, 1)}×** | ≥ 4×: ${verdict(ratio >= 4)} |`
+    ratio !== undefined && ratioPlain !== undefined
+      ? `| Keel (input and output detection on) ÷ Portkey (no detection), requests/s | **${round(ratio, 1)}×** (corpus prompts), **${round(ratioPlain, 1)}×** (ordinary prompts) | ≥ 4×: ${verdict(ratio >= 4)} / ${verdict(ratioPlain >= 4)} |`
       : '| Keel ÷ Portkey | not measured | ≥ 4× |',
   ].join('\n');
   const pacedLine = `With a paced upstream (one word every 10 ms, as a model streams), time to first token p50 is direct ${ms(percentile(pacedTtft.d, 50))}, final-only ${ms(percentile(pacedTtft.f, 50))}, stream-sync ${ms(percentile(pacedTtft.s, 50))}: stream-sync releases a word once the next chunk shows it has ended, so it adds about one chunk interval when the first chunk ends inside a word (the word could still grow into an e-mail address), and nothing when it ends with a space or punctuation.`;
@@ -333,9 +361,10 @@ One run, every server in its own process: a fast local chat-completions upstream
 guard (\`keel start guard\`, SQLite, \`LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}\`, \`AI_MODEL_URL\` = that upstream) and
 Portkey's open-source gateway (\`@portkey-ai/gateway\` from npm in \`bench/peers-gateway\`, \`@hono/node-server\` 1.13.8,
 \`x-portkey-provider: openai\` with the same upstream as custom host). Requests carry 1 KB user prompts built from the
-PII development corpus (${prompts.length} prompts, ${redacted} of them with detections — names, e-mail addresses, phone numbers,
+PII development corpus ("corpus prompts": ${prompts.length} prompts, ${redacted} of them with detections — names, e-mail addresses, phone numbers,
 cards, ids, secrets in running text); guard runs with \`GATEWAY_BLOCK_MODE=MASK\` so every prompt is analyzed, redacted and
-forwarded (BLOCK would refuse most of this corpus before the upstream, which is cheaper than forwarding). Overhead: ${latencyRequests} requests one at a time,
+forwarded (BLOCK would refuse most of this corpus before the upstream, which is cheaper than forwarding); and
+"ordinary prompts": 400 distinct 1 KB requests of running text, one in ten with an e-mail address. Overhead: ${latencyRequests} requests one at a time,
 alternating direct and through the gateway. Time to first token: ${streamRequests} streaming requests one at a time
 (first chunk whose delta carries content). Throughput: autocannon, ${connections} connections, ${duration} s after a 3 s
 warm-up, each target alone. The load generator shares the machine's cores with the servers; load average when the
@@ -343,7 +372,14 @@ run started: ${loadAverage}.
 
 ${table}
 
-${pacedLine}`,
+${pacedLine}
+
+Reading the throughput rows: this 2-core machine runs the load generator, the upstream, the gateway under test (and,
+during development, other processes: see the load average) at once, and a bare Fastify + undici pass-through with no
+checks at all tops out at the "ceiling" row — so no Node gateway reaches 3,000 req/s in this setup. On top of that hop,
+Keel's cost per call is the detection engine on the 1 KB prompt and on the answer (about 0.2–0.5 ms of CPU for a
+PII-dense prompt; \`/detect\` alone serves about 1,200 req/s with these texts, see its own section). Portkey runs no
+detection; the ratio is reported as measured.`,
   );
 } finally {
   for (const server of servers.reverse()) await server.stop().catch(() => {});

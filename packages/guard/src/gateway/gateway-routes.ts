@@ -192,6 +192,10 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
           outcome = 'upstream_error';
           answer = await passUpstreamError(call, upstream);
         } else if (stream && isEventStream(upstream.contentType)) {
+          const { detector } = await ctx.activeConfig.get().catch((error: unknown) => {
+            void upstream.dump().catch(() => {});
+            throw detectionFailure(error, request);
+          });
           reply.hijack();
           const result = await serveStream({
             call,
@@ -204,6 +208,7 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
             signal,
             events,
             model: body.model,
+            detector,
           });
           call.outputResults.push(...result.output);
           outcome = `stream_${result.status}`;

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
+import type { Detector } from '../detect/types.ts';
 import type { DetectResponse } from '../detect-api/analyze-text.ts';
 import type { UpstreamReply } from '../providers/model-provider.ts';
 import { analyzePieces, forMeta } from './content-analysis.ts';
@@ -28,6 +29,8 @@ export interface StreamContext {
   signal: AbortSignal;
   events: SecurityEvents;
   model: unknown;
+  /** The compiled detector, fetched before the response was taken over (a failure there is still a JSON error). */
+  detector: Detector;
 }
 
 export interface StreamOutcome {
@@ -101,27 +104,25 @@ export async function serveStream(sc: StreamContext): Promise<StreamOutcome> {
   const collector = options.mode === 'stream-async' ? createCollector() : undefined;
   const parser = rewrite || collector ? createSseParser(MAX_EVENT_CHARS) : undefined;
   const decoder = new TextDecoder();
-  const active = rewrite ? await call.ctx.activeConfig.get() : undefined;
-  const guard =
-    rewrite && active
-      ? createStreamGuard({
-          ctx: call.ctx,
-          detector: active.detector,
-          placeholders: call.placeholders,
-          check: options.mode === 'stream-sync',
-          restore,
-          onFail: options.onFail,
-          guardrails: options.guardrails,
-          holdbackMaxChars: call.ctx.config.gateway.holdbackMaxChars,
-          toolArgumentsMaxChars: call.ctx.config.gateway.toolArgumentsMaxChars,
-          deadline: () => detectionDeadline(call),
-          onResult: (index, result) => {
-            const list = outputs.get(index) ?? [];
-            list.push(result);
-            outputs.set(index, list);
-          },
-        })
-      : undefined;
+  const guard = rewrite
+    ? createStreamGuard({
+        ctx: call.ctx,
+        detector: sc.detector,
+        placeholders: call.placeholders,
+        check: options.mode === 'stream-sync',
+        restore,
+        onFail: options.onFail,
+        guardrails: options.guardrails,
+        holdbackMaxChars: call.ctx.config.gateway.holdbackMaxChars,
+        toolArgumentsMaxChars: call.ctx.config.gateway.toolArgumentsMaxChars,
+        deadline: () => detectionDeadline(call),
+        onResult: (index, result) => {
+          const list = outputs.get(index) ?? [];
+          list.push(result);
+          outputs.set(index, list);
+        },
+      })
+    : undefined;
 
   res.writeHead(200, {
     ...sc.headers,
