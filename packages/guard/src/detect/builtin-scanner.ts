@@ -1,7 +1,8 @@
 // The built-in detectors' single pass: one walk over the text that dispatches on trigger characters (`@`, `+`,
 // `(`, `-----BEGIN`, `::`) and on each word's first characters (digits, capitals + digits, literal secret
 // prefixes, key names, injection trigger words). Each detector returns where the walk resumes.
-import { foldCase, hashStep, hashWord, isDigit, isUpper, WORD_TABLE } from './chars.ts';
+import { foldCase, hashStep, hashWord, isDigit, isUpper, WORD_KIND, WORD_TABLE } from './chars.ts';
+import { scanCjkKeywords } from './cjk-keywords.ts';
 import { scanEmail } from './email-detector.ts';
 import { checkDeadline } from './errors.ts';
 import { scanIban } from './iban-detector.ts';
@@ -82,6 +83,8 @@ const KEY_TAILS = new Set(
 function mayBeKey(t: string, i: number, j: number): boolean {
   let c = t.charCodeAt(j);
   if (c === 61 || c === 58 || c === 34 || c === 39 || c === 62 || c === 92 || c === 96 || c === 40) return true;
+  // Full-width colon and equals sign (パスワード：…, password：…).
+  if (c === 0xff1a || c === 0xff1d) return true;
   if (c !== 32 && c !== 9) return false;
   // -u value, --password value, <wsse:Password Type="…">
   const p = i > 0 ? t.charCodeAt(i - 1) : 0;
@@ -152,12 +155,15 @@ function allHex(t: string, s: number, e: number): boolean {
   return true;
 }
 
-function onWord(st: ScanState, i: number, j: number): number {
+/**
+ * The entity detectors keyed by the first characters of an ASCII run [i, j) (digits, secret prefixes, IBAN,
+ * IPv6). Returns where the walk resumes (past j for a number run even when nothing was found), or -1.
+ */
+function onAsciiRun(st: ScanState, i: number, j: number): number {
   const t = st.text;
-  const n = st.n;
   const sel = st.sel;
   const c0 = t.charCodeAt(i);
-  const next = j < n ? t.charCodeAt(j) : 0;
+  const next = j < st.n ? t.charCodeAt(j) : 0;
   let r = -1;
   if (isDigit(c0)) {
     if (sel.ip && next === 58 && j - i <= 4 && allHex(t, i, j) && ipv6StartOk(t, i)) r = scanIpv6(st, i);
@@ -183,6 +189,15 @@ function onWord(st: ScanState, i: number, j: number): number {
     r = scanIpv6(st, i);
     if (r > 0) return r;
   }
+  return -1;
+}
+
+/** The keyword detectors for the word [i, j): keys with values, password mentions, injection phrases; or -1. */
+function onKeyword(st: ScanState, i: number, j: number): number {
+  const t = st.text;
+  const sel = st.sel;
+  const c0 = t.charCodeAt(i);
+  let r = -1;
   let assignmentSeen = false;
   if (sel.password && mayBeKey(t, i, j)) {
     const len = j - i;
@@ -194,11 +209,11 @@ function onWord(st: ScanState, i: number, j: number): number {
   }
   // Only words whose first letter and length match a trigger word get hashed and looked up.
   const len = j - i;
-  if (len > MAX_TRIGGER_LENGTH || TRIGGER_SHAPES[(foldCase(c0) & 0xff) * 32 + len] === 0) return j;
+  if (len > MAX_TRIGGER_LENGTH || TRIGGER_SHAPES[(foldCase(c0) & 0xff) * 32 + len] === 0) return -1;
   let h = 0;
   for (let k = i; k < j; k++) h = hashStep(h, t.charCodeAt(k));
   const role = WORD_ROLES.get(h);
-  if (role === undefined) return j;
+  if (role === undefined) return -1;
   if (role & MENTION && sel.password && !assignmentSeen && MENTION_WORDS.has(t.slice(i, j).toLowerCase())) {
     if (h !== PASSE_HASH || precededByMotDe(t, i)) {
       r = scanPasswordMention(st, j);
@@ -207,6 +222,41 @@ function onWord(st: ScanState, i: number, j: number): number {
   }
   if (role & INJECTION && sel.injection) {
     r = scanInjection(st, i, h);
+    if (r > 0) return r;
+  }
+  return -1;
+}
+
+function onWord(st: ScanState, i: number, j: number): number {
+  const r = onAsciiRun(st, i, j);
+  if (r > 0) return r;
+  const k = onKeyword(st, i, j);
+  return k > 0 ? k : j;
+}
+
+/**
+ * A word with non-ASCII letters: its ASCII runs are tried as entities of their own (`卡号6212…`, `IPは192…`,
+ * `Müller4111…`), then the whole word as a keyword (`contraseña`, `пароль`), then the keywords of scripts written
+ * without blanks inside it (`パスワードは…`, `密码是…`).
+ */
+function onMixedWord(st: ScanState, i: number, j: number, kinds: number): number {
+  const t = st.text;
+  if (kinds === 3) {
+    let a = i;
+    while (a < j) {
+      while (a < j && WORD_KIND[t.charCodeAt(a)] === 2) a++;
+      if (a >= j) break;
+      let b = a + 1;
+      while (b < j && WORD_KIND[t.charCodeAt(b)] === 1) b++;
+      const r = onAsciiRun(st, a, b);
+      if (r >= j) return r;
+      a = Math.max(r, b);
+    }
+  }
+  let r = onKeyword(st, i, j);
+  if (r > 0) return r;
+  if (st.sel.password) {
+    r = scanCjkKeywords(st, i, j);
     if (r > 0) return r;
   }
   return j;
@@ -235,12 +285,19 @@ export function scanBuiltins(text: string, sel: BuiltinSelection, deadline?: num
       checkAt = i + DEADLINE_STRIDE;
     }
     const c = t.charCodeAt(i);
-    if (WORD_TABLE[c] === 1) {
+    let kinds = WORD_KIND[c];
+    if (kinds !== 0) {
       let j = i + 1;
-      while (j < n && WORD_TABLE[t.charCodeAt(j)] === 1) j++;
+      while (j < n) {
+        const k = WORD_KIND[t.charCodeAt(j)];
+        if (k === 0) break;
+        kinds |= k;
+        j++;
+      }
       // Plain lower-case words followed by a blank or punctuation (the bulk of prose) are passed over here;
-      // the rest go to onWord.
-      if (c >= 97 && c <= 122 && SECRET_FIRST[c] === 0 && isPlainWord(t, i, j, c)) i = j;
+      // the rest go to onWord, and words with non-ASCII letters to onMixedWord.
+      if (kinds !== 1) i = onMixedWord(st, i, j, kinds);
+      else if (c >= 97 && c <= 122 && SECRET_FIRST[c] === 0 && isPlainWord(t, i, j, c)) i = j;
       else i = onWord(st, i, j);
       continue;
     }

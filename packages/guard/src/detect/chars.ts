@@ -35,6 +35,46 @@ export const WORD_TABLE: Uint8Array = (() => {
   return table;
 })();
 
+/**
+ * WORD_KIND[c]: 0 outside words, 1 for ASCII word characters (A-Z a-z 0-9 _), 2 for the non-ASCII ones. The walk
+ * ORs the kinds over a word: a word mixing both (`カード番号4686`, `IPは192`) has its ASCII runs looked at as
+ * entities of their own, since entities are written in ASCII and scripts such as Japanese, Chinese and Korean
+ * put no blank between them and the words around them.
+ */
+export const WORD_KIND: Uint8Array = (() => {
+  const table = new Uint8Array(65536);
+  for (let c = 0; c < 65536; c++) if (isWordCode(c)) table[c] = c < 128 ? 1 : 2;
+  return table;
+})();
+
+/** A-Z, a-z, 0-9, `_`: the characters that continue an ASCII-shaped entity (a non-ASCII letter ends one). */
+export function isAsciiWordCode(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+/** ASCII word characters and the accented Latin letters (U+00C0–U+024F, U+1E00–U+1EFF) that extend them. */
+export function isLatinWordCode(c: number): boolean {
+  if (c < 128) return isAsciiWordCode(c);
+  return (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7) || (c >= 0x1e00 && c <= 0x1eff);
+}
+
+/**
+ * Scripts written without blanks between words, and their punctuation: Thai, Hangul, CJK (kana, ideographs,
+ * CJK punctuation) and the full-width forms (`：`, `，`). Keywords in them are found inside longer runs.
+ */
+export function isCjkCode(c: number): boolean {
+  if (c < 0x0e00) return false;
+  return (
+    c <= 0x0e7f ||
+    (c >= 0x1100 && c <= 0x11ff) ||
+    (c >= 0x2e80 && c <= 0x9fff) ||
+    (c >= 0xa960 && c <= 0xa97f) ||
+    (c >= 0xac00 && c <= 0xd7af) ||
+    (c >= 0xf900 && c <= 0xfaff) ||
+    (c >= 0xff00 && c <= 0xffef)
+  );
+}
+
 /** Characters of base64url bodies (A-Z a-z 0-9 _ -). */
 export function isBase64Url(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45;

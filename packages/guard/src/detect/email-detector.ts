@@ -1,5 +1,5 @@
 // EMAIL, triggered by `@`: the local part is read backwards from it, the domain forwards.
-import { isAlnum, isWordCode } from './chars.ts';
+import { isAlnum, isAsciiWordCode, isLatinWordCode } from './chars.ts';
 import { evidence, type ScanState } from './scan-state.ts';
 
 function isLocalChar(c: number): boolean {
@@ -43,6 +43,67 @@ const FILE_EXTENSIONS = new Set([
   'ttf',
 ]);
 
+/** Characters that end an id token read backwards from its local part. */
+const ID_TOKEN_END = new Uint8Array(128);
+for (const ch of ' \t\r\n<>"\':,;()[]') ID_TOKEN_END[ch.charCodeAt(0)] = 1;
+
+/** Header and key names (lower case, without `-` and `_`) whose values are message or part ids, not mailboxes. */
+const ID_KEYS = new Set(['inreplyto', 'references', 'msgid', 'mid', 'cid', 'threadid', 'parentid']);
+
+function isIdKey(t: string, s: number, e: number): boolean {
+  const key = t.slice(s, e).toLowerCase().replace(/[-_.]/g, '');
+  return ID_KEYS.has(key) || key.endsWith('messageid') || key.endsWith('contentid');
+}
+
+/**
+ * True when the address-like text starting at `s` is a message or MIME part id: `cid:…@…`, or the value of a
+ * Message-ID, In-Reply-To, References or Content-ID header or key (`"message_id": "<…@…>"`), including the later
+ * ids of a References list and its folded continuation lines. From, To, Reply-To and Cc values are addresses.
+ */
+function isMessageId(t: string, s: number): boolean {
+  const limit = s > 1024 ? s - 1024 : 0;
+  // Ids use characters addresses rarely do (`CAF=x+y@mail.gmail.com`): go back to where the id token starts.
+  let k = s;
+  while (k > limit && s - k < 256) {
+    const c = t.charCodeAt(k - 1);
+    if (c >= 128 || ID_TOKEN_END[c] === 1) break;
+    k--;
+  }
+  if (k >= 4 && t.charCodeAt(k - 1) === 58) {
+    const scheme = t.slice(k - 4, k - 1).toLowerCase();
+    if (scheme === 'cid' || scheme === 'mid') return true;
+  }
+  if (t.charCodeAt(k - 1) === 60) k--;
+  for (;;) {
+    // Blanks and quotes; a line break only where the line after it is a folded continuation.
+    while (k > limit) {
+      const c = t.charCodeAt(k - 1);
+      if (c === 32 || c === 9 || c === 34 || c === 39 || c === 13) k--;
+      else if (c === 10 && (t.charCodeAt(k) === 32 || t.charCodeAt(k) === 9)) k--;
+      else break;
+    }
+    if (k <= limit) return false;
+    const c = t.charCodeAt(k - 1);
+    if (c === 62) {
+      // The id before this one in a list: <a@b> <c@d>
+      const open = t.lastIndexOf('<', k - 2);
+      if (open < limit || k - open > 256) return false;
+      k = open;
+      continue;
+    }
+    if (c !== 58 && c !== 61) return false;
+    k--;
+    while (k > limit && (t.charCodeAt(k - 1) === 32 || t.charCodeAt(k - 1) === 34 || t.charCodeAt(k - 1) === 39)) k--;
+    const keyEnd = k;
+    while (keyEnd - k < 40 && k > 0) {
+      const d = t.charCodeAt(k - 1);
+      if (isAlnum(d) || d === 45 || d === 95 || d === 46) k--;
+      else break;
+    }
+    return k < keyEnd && isIdKey(t, k, keyEnd);
+  }
+}
+
 /** Tries an e-mail address around the `@` at `at`. Emits it and returns its end, or returns -1. */
 export function scanEmail(st: ScanState, at: number): number {
   const t = st.text;
@@ -51,7 +112,9 @@ export function scanEmail(st: ScanState, at: number): number {
   while (s > 0 && at - s < 64 && isLocalChar(t.charCodeAt(s - 1))) s--;
   while (s < at && (t.charCodeAt(s) === 46 || t.charCodeAt(s) === 45)) s++;
   if (s === at || t.charCodeAt(at - 1) === 46) return -1;
-  if (s > 0 && isWordCode(t.charCodeAt(s - 1))) return -1;
+  // An accented Latin letter before the local part makes it an internationalized one we do not cut in two; a
+  // letter of another script is a separator (`メールはnakamura_sota@…`).
+  if (s > 0 && isLatinWordCode(t.charCodeAt(s - 1))) return -1;
   let j = at + 1;
   let labels = 0;
   let lastLabelStart = j;
@@ -75,11 +138,12 @@ export function scanEmail(st: ScanState, at: number): number {
   }
   if (!tldOk) return -1;
   const after = end < n ? t.charCodeAt(end) : 32;
-  if (isWordCode(after) || after === 64) return -1;
+  if (isAsciiWordCode(after) || after === 64) return -1;
   // git@github.com:org/repo.git is an SSH remote (scp syntax), not a mailbox.
   if (after === 58 && end + 1 < n && (isAlnum(t.charCodeAt(end + 1)) || t.charCodeAt(end + 1) === 126)) return -1;
   // icon@2x.png: retina asset names, not addresses.
   if (FILE_EXTENSIONS.has(t.slice(lastLabelStart, end).toLowerCase())) return -1;
+  if (isMessageId(t, s)) return end;
   if (!st.sel.email) return end;
   st.emit('EMAIL', s, end, evidence({ valid: true, strength: 1 }));
   return end;

@@ -1,5 +1,5 @@
 // IBAN, triggered by a word starting with two capital letters and two digits; compact or in groups of four.
-import { isDigit, isUpper, isWordCode } from './chars.ts';
+import { isAsciiWordCode, isDigit, isUpper } from './chars.ts';
 import { checkIban } from './checksums.ts';
 import { evidence, type ScanState } from './scan-state.ts';
 import { lexicon, polarityBefore } from './text-features.ts';
@@ -20,6 +20,13 @@ const IBAN_LEX = lexicon(
     'cuenta',
     'compte',
     'conto',
+    '口座',
+    '账户',
+    '帐户',
+    '帳戶',
+    '계좌',
+    'счёт',
+    'счет',
   ],
   [],
 );
@@ -45,7 +52,7 @@ export function scanIban(st: ScanState, i: number, wordEnd: number): number {
       const g0 = j + 1;
       let g = g0;
       while (g < st.n && isIbanChar(t.charCodeAt(g)) && g - g0 <= 4) g++;
-      if (g - g0 > 4 || (g < st.n && isWordCode(t.charCodeAt(g)))) break;
+      if (g - g0 > 4 || (g < st.n && isAsciiWordCode(t.charCodeAt(g)))) break;
       partEnd[parts++] = g;
       j = g;
       if (g - g0 < 4) break;

@@ -1,5 +1,5 @@
 // IPv6 addresses: eight hex groups, or fewer with one `::`, optionally ending in a dotted IPv4.
-import { isDigit, isWordCode } from './chars.ts';
+import { isAsciiWordCode, isDigit } from './chars.ts';
 import { ipContext } from './numeric-detectors.ts';
 import { evidence, type ScanState } from './scan-state.ts';
 import { isHexCode } from './text-features.ts';
@@ -67,7 +67,7 @@ export function scanIpv6(st: ScanState, start: number): number {
   if (compressed ? groups > 7 || groups === 0 : groups !== 8) return -1;
   if (!sawDigit) return -1;
   const after = j < n ? t.charCodeAt(j) : 32;
-  if (isWordCode(after) && after !== 95) return -1;
+  if (isAsciiWordCode(after) && after !== 95) return -1;
   if (!st.sel.ip) return j;
   const ctx = ipContext(st, start, j);
   st.emit('IP_ADDRESS', start, j, evidence({ valid: true, context: ctx, strength: 0.9 }));

@@ -1,8 +1,9 @@
 // Detectors triggered by digits, `+` or `(`: payment cards, SSNs, phone numbers, IPv4 (and IPv6 via ip-detectors).
-import { isAlnum, isDigit, isWordCode, WORD_TABLE } from './chars.ts';
+import { isAlnum, isAsciiWordCode, isDigit, WORD_TABLE } from './chars.ts';
 import { cardSchemeFits, ssnValid } from './checksums.ts';
 import {
   internationalVerdict,
+  isPlausibleChinaMobile,
   isPlausibleInternational,
   isPlausibleNanp,
   isPlausibleTrunkNational,
@@ -44,6 +45,17 @@ const CARD_WORDS = [
   'tarjeta',
   'cardnumber',
   'ccnumber',
+  // Japanese, Chinese, Korean, Russian (CJK words are matched inside longer runs, see polarityBefore)
+  'カード',
+  '卡号',
+  '卡號',
+  '银行卡',
+  '信用卡',
+  '银联',
+  '카드',
+  'карта',
+  'карты',
+  'карту',
 ];
 const SSN_WORDS = ['ssn', 'social', 'security', 'tax_id', 'taxid', 'tin', 'ss#', 'ssa', 'socialsecuritynumber', 'itin'];
 const PHONE_WORDS = [
@@ -110,6 +122,26 @@ const PHONE_WORDS = [
   'kontakt',
   'telefoonnummer',
   'bellen',
+  '电话',
+  '電話',
+  '手机',
+  '手機',
+  '致电',
+  '来电',
+  '联系',
+  '联络',
+  '聯絡',
+  '携帯',
+  '連絡',
+  '전화',
+  '연락처',
+  '휴대폰',
+  '핸드폰',
+  'телефон',
+  'тел',
+  'номер',
+  'звоните',
+  'позвоните',
 ];
 const NUMBER_NEGATIVE_WORDS = [
   'order',
@@ -192,6 +224,21 @@ const NUMBER_NEGATIVE_WORDS = [
   'ust',
   'ts',
   'epoch',
+  '订单',
+  '訂單',
+  '注文',
+  '주문',
+  '单号',
+  '运单',
+  '快递',
+  '発票',
+  '发票',
+  '發票',
+  '請求書',
+  '版本',
+  'バージョン',
+  'заказ',
+  'заказа',
 ];
 const IP_WORDS = [
   'ip',
@@ -226,6 +273,20 @@ const IP_WORDS = [
   'nameserver',
   'endpoint',
   'inet',
+  'サーバー',
+  'サーバ',
+  'ホスト',
+  'アドレス',
+  '服务器',
+  '伺服器',
+  '主机',
+  '主機',
+  '地址',
+  '서버',
+  '주소',
+  'адрес',
+  'сервер',
+  'хост',
 ];
 const VERSION_WORDS = [
   'version',
@@ -265,12 +326,89 @@ const VERSION_WORDS = [
   'ver.',
   'fileversion',
   'productversion',
+  // CI and release talk: "CI green on 8.9.76.86", "nightly 4.12.30.7"
+  'ci',
+  'pipeline',
+  'nightly',
+  'tagged',
+  'shipped',
+  'artifact',
+  'snapshot',
+  'milestone',
+];
+/** Words before legal and document section numbers (Section 18.4.9.4, clause 3.1.2.4, Art. 5.1.2.1). */
+const DOCUMENT_WORDS = [
+  'section',
+  'sections',
+  'sec',
+  'subsection',
+  'clause',
+  'clauses',
+  'subclause',
+  'article',
+  'articles',
+  'art',
+  'paragraph',
+  'paragraphs',
+  'chapter',
+  'appendix',
+  'annex',
+  'exhibit',
+  'item',
+  'step',
+  'figure',
+  'fig',
+  'heading',
+  'abschnitt',
+  'absatz',
+  'artikel',
+  'ziffer',
+  'kapitel',
+  'artículo',
+  'articulo',
+  'apartado',
+  'cláusula',
+  'clausula',
+  'sección',
+  'seccion',
+  'capítulo',
+  'alinéa',
+  'paragraphe',
+  'chapitre',
+  'artigo',
+  'seção',
+  'secção',
+  'articolo',
+  'sezione',
+  'capitolo',
+  'hoofdstuk',
 ];
 
 const CARD_LEX = lexicon(CARD_WORDS, NUMBER_NEGATIVE_WORDS);
 const SSN_LEX = lexicon(SSN_WORDS, NUMBER_NEGATIVE_WORDS);
-const PHONE_LEX = lexicon(PHONE_WORDS, NUMBER_NEGATIVE_WORDS);
-const IP_LEX = lexicon(IP_WORDS, VERSION_WORDS);
+/**
+ * Labels of numbers written next to phone numbers that are not dialled: conference PINs and passcodes, provider,
+ * tax and insurance ids on "Fax:" lines.
+ */
+const NOT_DIALLED_WORDS = ['pin', 'pins', 'passcode', 'pincode', 'npi', 'ein', 'dea', 'upin', 'mrn'];
+const PHONE_LEX = lexicon(PHONE_WORDS, [
+  ...NUMBER_NEGATIVE_WORDS,
+  ...NOT_DIALLED_WORDS,
+  'code',
+  'conference',
+  'meeting',
+  'participant',
+  'attendee',
+  'member',
+  'policy',
+  'claim',
+  'license',
+  'licence',
+  'medicare',
+  'medicaid',
+]);
+const NOT_DIALLED_LEX = lexicon(PHONE_WORDS, NOT_DIALLED_WORDS);
+const IP_LEX = lexicon(IP_WORDS, [...VERSION_WORDS, ...DOCUMENT_WORDS]);
 const VERSION_AFTER_LEX = lexicon(
   [],
   [
@@ -336,6 +474,12 @@ export function scanNumberRun(st: ScanState, start: number): number {
     j++;
   }
   if (j >= n || !isDigit(t.charCodeAt(j))) return -1;
+  // "…9431,,323316129#": digits after the pause commas of a dial string, closed by `#`, are a PIN keyed in.
+  if (start >= 2 && t.charCodeAt(start - 1) === 44 && isDialStringPause(t, start)) {
+    let k = start;
+    while (k < n && isDigit(t.charCodeAt(k))) k++;
+    if (t.charCodeAt(k) === 35) return k + 1;
+  }
   let groups = 0;
   let digits = 0;
   let sepUnion = 0;
@@ -382,9 +526,10 @@ export function scanNumberRun(st: ScanState, start: number): number {
   }
   const end = j;
   if (groups >= MAX_GROUPS || digits > 24) return skipRun(st, end);
-  // Right boundary: part of an identifier (123abc), an e-mail local part (123@x) or a longer dotted run.
+  // Right boundary: part of an identifier (123abc), an e-mail local part (123@x) or a longer dotted run. A
+  // non-ASCII letter ends the number (`4686 3123 6065 5932で`).
   const after = end < n ? t.charCodeAt(end) : 32;
-  if (isWordCode(after) || after === 64) return skipRun(st, end);
+  if (isAsciiWordCode(after) || after === 64) return skipRun(st, end);
   const afterColonDigit = after === 58 && end + 1 < n && isDigit(t.charCodeAt(end + 1));
 
   if (!hasPlus && !openParen && sepUnion === DOT) {
@@ -407,8 +552,49 @@ export function scanNumberRun(st: ScanState, start: number): number {
     if (r >= 0) return r;
   }
   if (!hasPlus && !openParen && digits === 9) return scanSsn(st, start, end, groups, sepUnion, sepUniform);
+  if ((hasPlus || openParen) && groups >= 3) {
+    // "+1 (615) 826-9431 323 316 129#": a PIN written straight after the number is not part of it.
+    const g = dialledPrefix(st, groups, digits, hasPlus);
+    if (g > 0) {
+      scanPhone(st, start, groupEnd[g - 1], g, prefixDigits(g), hasPlus);
+      return end;
+    }
+  }
   if (digits >= 7 && digits <= 15) return scanPhone(st, start, end, groups, digits, hasPlus);
   return end;
+}
+
+function isDialStringPause(t: string, start: number): boolean {
+  let k = start - 1;
+  while (k > 0 && start - k < 6 && t.charCodeAt(k - 1) === 44) k--;
+  return k > 0 && isDigit(t.charCodeAt(k - 1));
+}
+
+function prefixDigits(g: number): number {
+  let d = 0;
+  for (let k = 0; k < g; k++) d += groupLen(k);
+  return d;
+}
+
+/**
+ * When a run that opens like a phone number (`+CC`, `(area)`) is too long for one, or its digits fit no numbering
+ * plan, the longest prefix of its groups that is a phone number; 0 when the whole run is one or no prefix is.
+ */
+function dialledPrefix(st: ScanState, groups: number, digits: number, hasPlus: boolean): number {
+  if (hasPlus) {
+    if (digits <= 15 && internationalVerdict(digitsOf(st, groups, true)) > 0) return 0;
+    for (let g = groups - 1; g >= 2; g--) {
+      const d = prefixDigits(g);
+      if (d < 8 || d > 15) continue;
+      if (internationalVerdict(digitsOf(st, g, true)) > 0) return g;
+    }
+    return 0;
+  }
+  // (615) 826-9431 followed by more groups
+  if (groups > 3 && groupLen(0) === 3 && groupLen(1) === 3 && groupLen(2) === 4) {
+    return isPlausibleNanp(digitsOf(st, 3, false)) ? 3 : 0;
+  }
+  return 0;
 }
 
 /** Luhn over the digits of the run's groups, right to left, without joining them. */
@@ -436,7 +622,7 @@ function groupLen(k: number): number {
 function skipRun(st: ScanState, end: number): number {
   // Continue after the identifier the run belongs to.
   let j = end;
-  while (j < st.n && isWordCode(st.text.charCodeAt(j))) j++;
+  while (j < st.n && isAsciiWordCode(st.text.charCodeAt(j))) j++;
   return j;
 }
 
@@ -483,7 +669,7 @@ function scanIpv4(st: ScanState, start: number, end: number): number {
   const p1 = start > 0 ? t.charCodeAt(start - 1) : 0;
   const p2 = start > 1 ? t.charCodeAt(start - 2) : 0;
   if (p1 === 61 && (p2 === 61 || p2 === 126 || p2 === 60 || p2 === 62 || p2 === 33)) return end;
-  const ctx = ipContext(st, start, end);
+  const ctx = isOutlineNumber(st, start, end) ? -1 : ipContext(st, start, end);
   // 1.2.3.4-style values with small leading parts are usually versions and builds: only words such as "ip",
   // "host" or "from" make them addresses.
   const versionShaped =
@@ -499,10 +685,41 @@ function scanIpv4(st: ScanState, start: number, end: number): number {
   return end;
 }
 
-/** Context of an IP-like match: words before it (or its CSV header), overridden by version words right after it ("… 4.1.2.9 kernel update"). */
+/**
+ * Context of an IP-like match: words before it (or its CSV header), overridden by version words right after it
+ * ("… 4.1.2.9 kernel update"); a section sign before it (§ 4.2.1.3) makes it a section number.
+ */
 export function ipContext(st: ScanState, start: number, end: number): number {
-  if (polarityAfter(st.text, end, 16, VERSION_AFTER_LEX) < 0) return -1;
+  const t = st.text;
+  if (polarityAfter(t, end, 16, VERSION_AFTER_LEX) < 0) return -1;
+  let k = start;
+  while (k > 0 && start - k < 3 && t.charCodeAt(k - 1) === 32) k--;
+  if (k > 0 && (t.charCodeAt(k - 1) === 0xa7 || t.charCodeAt(k - 1) === 0xb6)) return -1;
   return numberContext(st, start, IP_LEX);
+}
+
+/**
+ * True for the number of an outline heading: at the start of its line (after blanks or list and heading marks),
+ * every part below 100, and followed by a capitalized word ("12.4.1.3 Termination", "4.2.1.3. Scope") that is
+ * not an address word ("10.0.0.1 Gateway").
+ */
+function isOutlineNumber(st: ScanState, start: number, end: number): boolean {
+  const t = st.text;
+  for (let k = 0; k < 4; k++) if (groupLen(k) > 2) return false;
+  let k = start;
+  while (k > 0 && start - k < 8) {
+    const c = t.charCodeAt(k - 1);
+    if (c === 32 || c === 9 || c === 35 || c === 42 || c === 45 || c === 62) k--;
+    else break;
+  }
+  if (k > 0 && t.charCodeAt(k - 1) !== 10) return false;
+  let a = end;
+  if (t.charCodeAt(a) === 46) a++;
+  if (t.charCodeAt(a) !== 32) return false;
+  const c1 = t.charCodeAt(a + 1);
+  const c2 = t.charCodeAt(a + 2);
+  if (!(c1 >= 65 && c1 <= 90 && c2 >= 97 && c2 <= 122)) return false;
+  return polarityAfter(t, end, 24, IP_LEX) <= 0;
 }
 
 function scanCard(st: ScanState, start: number, end: number, groups: number, digitCount: number): number {
@@ -596,6 +813,10 @@ function scanPhone(
       plausible = true;
       if (groups === 1) ambiguity = 0.3;
       strength = groups === 1 ? 0.5 : 1;
+    } else if (groups === 3 && groupLen(0) === 3 && groupLen(1) === 4 && isPlausibleChinaMobile(d)) {
+      // 139 4018 4283: Chinese mobiles are written 3-4-4.
+      plausible = true;
+      strength = 1;
     } else if (d.charCodeAt(0) === 48 && d.length >= 9 && d.length <= 12 && isPlausibleTrunkNational(d)) {
       trunk = true;
       trunkBare = groups === 1 && d.length >= 10 && d.length <= 11;
@@ -617,6 +838,8 @@ function scanPhone(
   // A single run of digits next to words that say it is something else is not a phone number; with no words
   // around it, it is reported at low confidence. A short trunk-prefixed number needs words that say "phone".
   if (!hasPlus && ((ctx < 0 && groups === 1 && !trunkBare) || (ctx <= 0 && trunk && digitCount < 10))) return end;
+  // "PIN 615 826 9431", "NPI 212 555 0187": however it is grouped, a number labelled as a PIN or an id is not dialled.
+  if (ctx < 0 && !hasPlus && polarityBefore(st.text, start, 40, NOT_DIALLED_LEX) < 0) return end;
   // "+CC …", "(212) 555-0100", "06-30839225" are written only for phone numbers: words such as "order" or
   // "ticket" nearby do not make them something else. Bare and oddly grouped numbers do heed those words.
   if (ctx < 0 && (hasPlus || (groups > 1 && ambiguity <= 0.1))) ctx = 0;
@@ -634,11 +857,14 @@ function nanpShape(groups: number): boolean {
   return false;
 }
 
-/** True when position `i` starts a number rather than continuing an identifier, a version or a path (v1.2, SKU-12, /42). */
+/**
+ * True when position `i` starts a number rather than continuing an identifier, a version or a path (v1.2, SKU-12,
+ * /42). A non-ASCII letter before it is a separator (`卡号6212…`, `電話090…`).
+ */
 export function numberBoundaryBefore(text: string, i: number): boolean {
   if (i === 0) return true;
   const p = text.charCodeAt(i - 1);
-  if (isWordCode(p)) return false;
+  if (isAsciiWordCode(p)) return false;
   if (p === 46 || p === 45 || p === 47 || p === 35) {
     // "#123" ticket numbers, "x.5", "SKU-12", "/orders/42"
     if (p === 35) return false;

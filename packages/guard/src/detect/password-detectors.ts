@@ -5,10 +5,10 @@ import { evidence, type ScanState } from './scan-state.ts';
 import { knownSecretPrefixAt } from './secret-detectors.ts';
 import { charClassCount, isHex, isPlaceholderValue, isUuid, shannonEntropy } from './text-features.ts';
 
-/** How a key names what its value holds. */
-const PASSWORD = 1;
-const STRONG_SECRET = 2;
-const WEAK_SECRET = 3;
+/** How a key names what its value holds: a password, a secret (API key, client secret), a weaker word (token, key). */
+export const PASSWORD = 1;
+export const STRONG_SECRET = 2;
+export const WEAK_SECRET = 3;
 
 const PASSWORD_SUFFIXES = [
   'password',
@@ -203,8 +203,8 @@ function readValue(t: string, k: number): boolean {
   while (j < n && j - s < 512) {
     c = t.charCodeAt(j);
     // Unquoted values end at whitespace and at the delimiters of the formats they sit in (JSON, query strings,
-    // connection strings, XML, markdown).
-    if (c <= 32 || c === 44 || c === 59 || c === 34 || c === 39 || c === 96 || c === 60) break;
+    // connection strings, XML, markdown), and where CJK text or full-width punctuation resumes (…：Marble94です).
+    if (c <= 32 || c === 44 || c === 59 || c === 34 || c === 39 || c === 96 || c === 60 || c >= 0x2e80) break;
     // `&` ends a value only where a query string goes on (`&next=`); inside a password it is a character.
     if (c === 38 && /^&[A-Za-z_][\w.-]*=/.test(t.slice(j, j + 40))) break;
     if (c === 41 || c === 93 || c === 125 || c === 62 || c === 124) break;
@@ -280,7 +280,7 @@ function hasLower(v: string): boolean {
 }
 
 /** Decides whether `v` (the value of a key of `kind`) is reported, and emits it. */
-function emitValue(st: ScanState, kind: number, start: number, end: number, quoted: boolean): boolean {
+export function emitValue(st: ScanState, kind: number, start: number, end: number, quoted: boolean): boolean {
   const v = st.text.slice(start, end);
   if (v.length < 4 || v.length > 256) return false;
   if (knownSecretPrefixAt(st.text, start)) return false;
@@ -522,6 +522,8 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
   } else if (c === 58) {
     if (t.charCodeAt(k + 1) === 58) return -1;
     k += t.charCodeAt(k + 1) === 61 ? 2 : 1;
+  } else if (c === 0xff1a || c === 0xff1d) {
+    k++;
   } else if (k > afterKey && s >= 2 && t.charCodeAt(s - 1) === 45 && t.charCodeAt(s - 2) === 45) {
     flag = true; // --password value
   } else if (k > afterKey && (c === 39 || c === 34)) {
@@ -629,7 +631,9 @@ export function scanPasswordMention(st: ScanState, e: number): number {
     while (j < limit && (t.charCodeAt(j) === 32 || t.charCodeAt(j) === 9)) j++;
     if (j >= limit || t.charCodeAt(j) === 10) return -1;
     const ws = j;
-    while (j < st.n && t.charCodeAt(j) > 32 && j - ws < 80) j++;
+    // A token is a run of non-blank characters, split where CJK text begins or ends (Marble94です).
+    const cjk = t.charCodeAt(j) >= 0x2e80;
+    while (j < st.n && t.charCodeAt(j) > 32 && t.charCodeAt(j) >= 0x2e80 === cjk && j - ws < 80) j++;
     words++;
     let a = ws;
     let b = j;

@@ -31,7 +31,25 @@ for (const [code, countries] of Object.entries(META.country_calling_codes)) {
 }
 
 /** Countries whose national format starts with the trunk prefix 0 (and Italy, whose numbers keep the 0). */
-const TRUNK_ZERO_COUNTRIES = ['GB', 'DE', 'FR', 'NL', 'AU', 'BE', 'AT', 'CH', 'IE', 'SE', 'JP', 'IN', 'BR', 'ZA', 'NZ'];
+const TRUNK_ZERO_COUNTRIES = [
+  'GB',
+  'DE',
+  'FR',
+  'NL',
+  'AU',
+  'BE',
+  'AT',
+  'CH',
+  'IE',
+  'SE',
+  'JP',
+  'KR',
+  'TW',
+  'IN',
+  'BR',
+  'ZA',
+  'NZ',
+];
 const TRUNK_PLANS = TRUNK_ZERO_COUNTRIES.map(planOf).filter((p): p is NumberingPlan => p !== undefined);
 const ITALY = planOf('IT');
 
@@ -85,6 +103,14 @@ export function isPlausibleNanp(digits: string): boolean {
   const exchange = d.charCodeAt(3);
   // Area code and exchange start with 2–9 (unassigned area codes are accepted: numbering plans change).
   return area >= 50 && exchange >= 50;
+}
+
+const CHINA = planOf('CN');
+
+/** True for a Chinese mobile number (11 digits from 13 to 19) that fits China's numbering plan. */
+export function isPlausibleChinaMobile(digits: string): boolean {
+  if (digits.length !== 11 || digits.charCodeAt(0) !== 49 || digits.charCodeAt(1) < 51) return false;
+  return CHINA !== undefined && fits(CHINA, digits);
 }
 
 /** True for a national number written with the trunk prefix 0 that fits one of the common trunk-0 numbering plans. */

@@ -1,4 +1,4 @@
-import { hashStep, hashWord, WORD_TABLE } from './chars.ts';
+import { hashStep, hashWord, isCjkCode, isLatinWordCode, WORD_TABLE } from './chars.ts';
 
 // Small text measurements shared by the detectors and the scorer: entropy, character classes, placeholders,
 // context words near a match.
@@ -314,12 +314,48 @@ export function polarityBefore(text: string, start: number, width: number, lex: 
       continue;
     }
     const we = j;
-    while (j > limit && isContextWordCode(text.charCodeAt(j - 1))) j--;
-    const p = polarityOfRange(text, j, we, lex);
+    let foreign = false;
+    while (j > limit) {
+      const d = text.charCodeAt(j - 1);
+      if (!isContextWordCode(d)) break;
+      if (d >= 0x250) foreign = true;
+      j--;
+    }
+    let p = polarityOfRange(text, j, we, lex);
     if (p > 0 && NUMBER_WORDS.has(hashRange(text, j, we))) {
       return previousWordPolarity(text, j, limit, lex) < 0 ? -1 : p;
     }
+    if (p === 0 && foreign) p = polarityOfScripts(text, j, we, lex);
     if (p !== 0) return p;
+  }
+  return 0;
+}
+
+/**
+ * Polarity of a word that mixes scripts or is written without blanks (`IPは`, `请致电`, `カード番号`): its runs of
+ * one script from the last, a Latin run looked up whole, a CJK run by its substrings of two to four characters
+ * ending nearest to the match.
+ */
+function polarityOfScripts(text: string, s: number, e: number, lex: Lexicon): number {
+  let segEnd = e;
+  while (segEnd > s) {
+    const latin = isLatinWordCode(text.charCodeAt(segEnd - 1));
+    let segStart = segEnd - 1;
+    while (segStart > s && isLatinWordCode(text.charCodeAt(segStart - 1)) === latin) segStart--;
+    if (latin || !isCjkCode(text.charCodeAt(segEnd - 1))) {
+      if (segStart > s || segEnd < e) {
+        const p = lex.get(hashRange(text, segStart, segEnd));
+        if (p !== undefined) return p;
+      }
+    } else {
+      for (let q = segEnd; q > segStart + 1 && segEnd - q < 8; q--) {
+        for (let len = 2; len <= 4 && q - len >= segStart; len++) {
+          const p = lex.get(hashRange(text, q - len, q));
+          if (p !== undefined) return p;
+        }
+      }
+    }
+    segEnd = segStart;
   }
   return 0;
 }

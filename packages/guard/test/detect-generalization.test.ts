@@ -1,0 +1,198 @@
+// Kinds of text the development corpora do not cover: entities glued to CJK text, URL- and form-encoded values,
+// mail headers, legal numbering, conference dial-ins, and passwords in prose, other languages and tool syntax.
+// Each case is written for a rule, not for one sentence: several phrasings per rule, and their look-alikes.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../src/detect/index.ts';
+
+const detector = compileDetector({
+  patterns: BUILTIN_PATTERNS.map((p) => ({
+    name: p.name,
+    regex: p.regex,
+    category: p.category,
+    allowThreshold: null,
+    blockThreshold: null,
+  })),
+  allowlist: [],
+  blocklist: [],
+  settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },
+});
+
+/** The reported detections of `text` as `TYPE:value` strings. */
+function reported(text: string): string[] {
+  const candidates = detector.scan(text);
+  return detector.decide(text, candidates, localAiScores(candidates)).detections.map((d) => `${d.type}:${d.value}`);
+}
+
+/** Asserts that every expected `TYPE:value` is reported for its text. */
+function expectFound(cases: readonly (readonly [string, ...string[]])[]): void {
+  for (const [text, ...expected] of cases) {
+    const got = reported(text);
+    for (const e of expected)
+      assert.ok(got.includes(e), `${JSON.stringify(text)}: expected ${e}, got ${got.join(' | ')}`);
+  }
+}
+
+/** Asserts that nothing of `type` is reported for each text. */
+function expectNone(type: string, texts: readonly string[]): void {
+  for (const text of texts) {
+    const got = reported(text).filter((d) => d.startsWith(`${type}:`));
+    assert.deepEqual(got, [], `${JSON.stringify(text)}: unexpected ${got.join(' | ')}`);
+  }
+}
+
+describe('entities glued to CJK text and full-width punctuation', () => {
+  test('cards, including UnionPay (62, 16–19 digits), end where Japanese, Chinese or Korean text begins', () => {
+    expectFound([
+      ['お支払いはカード番号4686 3123 6065 5932でお願いします', 'CREDIT_CARD:4686 3123 6065 5932'],
+      ['银联卡号6212346188001596726付款失败', 'CREDIT_CARD:6212346188001596726'],
+      ['卡号：6250941006528599，有效期12/28', 'CREDIT_CARD:6250941006528599'],
+      ['결제 카드는 5425233430109903입니다', 'CREDIT_CARD:5425233430109903'],
+      ['「4111-1111-1111-1111」のカードは使えません', 'CREDIT_CARD:4111-1111-1111-1111'],
+    ]);
+  });
+
+  test('e-mail local parts start after CJK letters and domains end before them', () => {
+    expectFound([
+      ['メールはnakamura_sota@docomo.ne.jpに送ってください', 'EMAIL:nakamura_sota@docomo.ne.jp'],
+      ['请发邮件到wang.fang88@163.com或者打电话', 'EMAIL:wang.fang88@163.com'],
+      ['이메일：minji.kim@naver.com，감사합니다', 'EMAIL:minji.kim@naver.com'],
+      ['連絡先（tanaka@example.co.jp）まで', 'EMAIL:tanaka@example.co.jp'],
+    ]);
+  });
+
+  test('keys and tokens glued to CJK text are found whole', () => {
+    expectFound([
+      ['キーASIAS4CP3GWBKYVS6DADが漏れました', 'AWS_ACCESS_KEY:ASIAS4CP3GWBKYVS6DAD'],
+      [
+        '密钥是sk-proj-Qw3rTy7uIoP1aS2dF4gH6jK8lZ0xC5vB9nM3T3BlbkFJq1W2e3R4t5Y6u7I8o9P0aS1dF2g，请尽快轮换',
+        'OPENAI_API_KEY:sk-proj-Qw3rTy7uIoP1aS2dF4gH6jK8lZ0xC5vB9nM3T3BlbkFJq1W2e3R4t5Y6u7I8o9P0aS1dF2g',
+      ],
+      [
+        'トークンはghp_7Hq2Lx9RkW3mZp5Vn8Tb1Yc4Fd6Gs0Je2Ku9が古い',
+        'GITHUB_TOKEN:ghp_7Hq2Lx9RkW3mZp5Vn8Tb1Yc4Fd6Gs0Je2Ku9',
+      ],
+    ]);
+  });
+
+  test('phone numbers, IPs, IBANs and SSNs glued to CJK text', () => {
+    expectFound([
+      ['请致电139 4018 4283或发邮件', 'PHONE_NUMBER:139 4018 4283'],
+      ['手机13940184283，微信同号', 'PHONE_NUMBER:13940184283'],
+      ['携帯090-1234-5678までご連絡ください', 'PHONE_NUMBER:090-1234-5678'],
+      ['연락처 010-2345-6789 입니다', 'PHONE_NUMBER:010-2345-6789'],
+      ['サーバーIPは192.168.10.24です', 'IP_ADDRESS:192.168.10.24'],
+      ['服务器地址：10.20.30.40，端口8080', 'IP_ADDRESS:10.20.30.40'],
+      ['振込先口座はDE89370400440532013000です', 'IBAN:DE89370400440532013000'],
+      ['SSNは123-45-6789です', 'US_SSN:123-45-6789'],
+    ]);
+  });
+
+  test('passwords after CJK keywords, with particles, full-width colons and corner brackets', () => {
+    expectFound([
+      ['パスワード：Marble94', 'GENERIC_PASSWORD:Marble94'],
+      ['Wi-Fiのパスワードは「Marble94」です', 'GENERIC_PASSWORD:Marble94'],
+      ['密码是Abc12345，别告诉别人', 'GENERIC_PASSWORD:Abc12345'],
+      ['登录密码：Xk9#mQ2v', 'GENERIC_PASSWORD:Xk9#mQ2v'],
+      ['비밀번호는 Haneul2024!입니다', 'GENERIC_PASSWORD:Haneul2024!'],
+      ['password：Kaze7Tori', 'GENERIC_PASSWORD:Kaze7Tori'],
+    ]);
+  });
+
+  test('CJK look-alikes: password talk without a value, short numbers, order numbers', () => {
+    expectNone('GENERIC_PASSWORD', [
+      'パスワードを忘れました',
+      'パスワードは8文字以上にしてください',
+      '密码错误，请重试',
+      '비밀번호를 변경해 주세요',
+    ]);
+    expectNone('PHONE_NUMBER', ['注文番号13940184283の件です', '订单号13940184283已发货']);
+  });
+});
+
+describe('mail headers: message and part ids are not e-mail addresses', () => {
+  test('Message-ID, In-Reply-To, References (folded), Content-ID, cid: and id keys', () => {
+    const headers = [
+      'From: Jane Doe <jane.doe@example.com>',
+      'To: ops@harbor.example, "Lee" <lee@example.org>',
+      'Reply-To: support@example.net',
+      'Message-ID: <qvsEzdk8Uu343102@mail.gmail.com>',
+      'In-Reply-To: <CAF=x2Yq+kW@mail.gmail.com>',
+      'References: <20240101.abc@mx.example.com>',
+      ' <20240102.def@mx.example.com> <A1B2@smtp.example.com>',
+      'Content-ID: <part1.0609@example.com>',
+      'Resent-Message-Id: <r8@relay.example.com>',
+      '',
+      '<img src="cid:logo.7f3a@corp.example.com">',
+    ].join('\n');
+    const emails = reported(headers).filter((d) => d.startsWith('EMAIL:'));
+    assert.deepEqual(emails, [
+      'EMAIL:jane.doe@example.com',
+      'EMAIL:ops@harbor.example',
+      'EMAIL:lee@example.org',
+      'EMAIL:support@example.net',
+    ]);
+    expectNone('EMAIL', [
+      '{"message_id": "<9f2c.1717@mailer.example.com>", "status": "sent"}',
+      'msgid=<a7b8c9@smtp.example.org> delivered',
+      'X-Original-Message-ID: <orig-77@list.example.com>',
+    ]);
+    expectFound([['{"from": "<anna@example.com>", "message_id": "<x@y.example.com>"}', 'EMAIL:anna@example.com']]);
+  });
+});
+
+describe('dotted numbering is not an IPv4 address', () => {
+  test('legal sections, clauses, articles, § and numbered outlines', () => {
+    expectNone('IP_ADDRESS', [
+      'Fees are set out in Section 18.4.9.4 Fees.',
+      'Termination is governed by under Section 13.9.5.2.',
+      'See § 4.2.1.3 and clause 3.1.2.4 for the details.',
+      'as required by Article 5.1.2.1 of the agreement',
+      'gemäß Abschnitt 7.2.1.4 der AGB',
+      '12.4.1.3 Termination\nEither party may terminate.',
+      '## 4.2.1.3. Scope of Work',
+    ]);
+  });
+
+  test('build and CI talk about version-like values', () => {
+    expectNone('IP_ADDRESS', ['CI green on 8.9.76.86, shipping tonight.', 'nightly 4.12.30.7 failed two tests']);
+  });
+
+  test('real addresses next to address words are still reported', () => {
+    expectFound([
+      ['The server address is 18.4.9.4 and the host 13.9.5.2 is up.', 'IP_ADDRESS:18.4.9.4', 'IP_ADDRESS:13.9.5.2'],
+      ['deploy target host 8.9.76.86 (prod)', 'IP_ADDRESS:8.9.76.86'],
+      ['10.0.0.1 Gateway\n10.0.0.2 Printer', 'IP_ADDRESS:10.0.0.1'],
+      ['Section 3 covers the VPN; connect from 192.168.14.7', 'IP_ADDRESS:192.168.14.7'],
+    ]);
+  });
+});
+
+describe('numbers near phone numbers that are not phone numbers', () => {
+  test('conference PINs and passcodes after the dial-in number', () => {
+    const cases: [string, string][] = [
+      ['Join by phone: dial-in +1 (615) 826-9431 PIN 323 316 129#', '+1 (615) 826-9431'],
+      ['Dial +1 615 826 9431 323 316 129# to join', '+1 615 826 9431'],
+      ['Dial (615) 826-9431 323 316 129# to join', '(615) 826-9431'],
+      ['One tap mobile: +16158269431,,323316129# US', '+16158269431'],
+      ['Call 212-555-0187, conference PIN: 482 193 770', '212-555-0187'],
+      ['Bridge: +44 20 7946 0958, passcode 123 456', '+44 20 7946 0958'],
+    ];
+    for (const [text, phone] of cases) {
+      assert.deepEqual(
+        reported(text).filter((d) => d.startsWith('PHONE_NUMBER:')),
+        [`PHONE_NUMBER:${phone}`],
+        text,
+      );
+    }
+  });
+
+  test('provider and tax ids on a fax line', () => {
+    const text = 'Tel: (212) 555-0100  Fax: (212) 555-0187  NPI: 1234567893  EIN 12-3456789  routing 021000021';
+    assert.deepEqual(
+      reported(text).filter((d) => d.startsWith('PHONE_NUMBER:')),
+      ['PHONE_NUMBER:(212) 555-0100', 'PHONE_NUMBER:(212) 555-0187'],
+    );
+    expectNone('PHONE_NUMBER', ['PIN 615 826 9431', 'Meeting ID: 812 3349 0123 Passcode: 482913']);
+  });
+});
