@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '@keel/core';
 import { type GeoDb, prepareGeoDatabase } from '@keel/geo';
 import autocannon from 'autocannon';
+import { recordJson } from '../packages/geo/src/datasets/analytics-json.ts';
 import { startGeo } from './lib/geo-process.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
@@ -51,7 +52,7 @@ for (let offset = 0; offset < RECORDS; offset += CHUNK) {
     const id = idFor(start + i * 1000, i);
     if (i % 997 === 0) ids.push(id);
     const value = (i % 1000) / 1000;
-    rows.push({
+    const row = {
       id,
       workspace_id: boot.workspaceId,
       dataset: 'metrics',
@@ -75,7 +76,8 @@ for (let offset = 0; offset < RECORDS; offset += CHUNK) {
       subject_hash: null,
       created_at: at,
       updated_at: at,
-    });
+    };
+    rows.push({ ...row, api_json: recordJson(row) });
   }
   await database.db.transaction().execute(async (trx) => {
     for (let i = 0; i < rows.length; i += 200)

@@ -2,7 +2,7 @@ import { type Executor, fromJsonColumn, runIdempotent, toIsoString, withTransact
 import type { Selectable } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
-import { mapRecord } from '../datasets/dataset-service.ts';
+import { mapRecord, withApiJson } from '../datasets/dataset-service.ts';
 import { findRecord, insertRecords } from '../datasets/dataset-store.ts';
 import type { ActionTransitionTable, GeoDb } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
@@ -89,7 +89,7 @@ export async function draftAction(
       ? [{ type: 'recommendation', ref: normalizeUuid(input.recommendationId) }]
       : [];
     await insertRecords(trx, [
-      {
+      withApiJson({
         id,
         workspace_id: input.workspaceId,
         dataset: 'actions',
@@ -108,7 +108,7 @@ export async function draftAction(
         subject_hash: null,
         created_at: now,
         updated_at: now,
-      },
+      }),
     ]);
     const row = await findRecord(trx, input.workspaceId, 'actions', id);
     return { statusCode: 201, body: { ...mapRecord(row!), transitions: [] as ReturnType<typeof mapTransition>[] } };
@@ -143,9 +143,14 @@ export async function transitionAction(
     if (!(rule.from as readonly string[]).includes(current))
       throw GeoErrors.actionState(current, rule.from.join(' or '));
     const now = ctx.now().toISOString();
+    const { api_json: _stale, ...current_row } = row;
     const updated = await trx
       .updateTable('dataset_record')
-      .set({ status: rule.to, updated_at: now })
+      .set({
+        status: rule.to,
+        updated_at: now,
+        api_json: withApiJson({ ...current_row, status: rule.to, updated_at: now }).api_json,
+      })
       .where('id', '=', row.id)
       .where('status', '=', current)
       .executeTakeFirst();

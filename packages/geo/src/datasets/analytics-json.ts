@@ -22,7 +22,7 @@ function num(value: number | null): string {
  * The analytics page as JSON text, built directly from the rows: the hot read path skips parsing the stored
  * JSON columns only to serialize them again. The shape is exactly DatasetRecordSchema / TrackingEventSchema.
  */
-export function recordJson(row: Selectable<DatasetRecordTable>): string {
+export function recordJson(row: Omit<Selectable<DatasetRecordTable>, 'api_json'>): string {
   const hasConfidence = row.confidence_value !== null;
   return (
     `{"id":${JSON.stringify(row.id)},"dataset":${JSON.stringify(row.dataset)},"workspaceId":${JSON.stringify(row.workspace_id)},` +

@@ -9,7 +9,7 @@ import { uuidv7 } from '../ids.ts';
 import { hashSubject, workspaceSecret } from '../privacy/subject-hash.ts';
 import { eventJson, recordJson } from './analytics-json.ts';
 import { DATASETS, type DatasetName, NOT_WRITABLE } from './dataset-schemas.ts';
-import { insertRecords, pageEvents, pageRecords } from './dataset-store.ts';
+import { insertRecords, pageEvents, pageRecordJson, pageRecords } from './dataset-store.ts';
 
 /** The API shape of a dataset row. */
 export function mapRecord(row: Selectable<DatasetRecordTable>) {
@@ -83,7 +83,7 @@ export async function queryAnalyticsJson(ctx: GeoContext, query: AnalyticsQuery)
   }
   const mode = dataset === 'experiments' ? (query.mode ?? 'observed') : '';
   const cursorKind = `ds.${dataset}.${mode}`;
-  const rows = await pageRecords(ctx.db, {
+  const rows = await pageRecordJson(ctx.db, {
     workspaceId,
     dataset,
     mode,
@@ -92,7 +92,7 @@ export async function queryAnalyticsJson(ctx: GeoContext, query: AnalyticsQuery)
   });
   const page = rows.slice(0, limit);
   const next = rows.length > limit ? JSON.stringify(encodeCursor(cursorKind, page.at(-1)!.id)) : 'null';
-  return `${head}${dataset === 'experiments' ? `,"mode":${JSON.stringify(mode)}` : ''},"items":[${page.map(recordJson).join(',')}],"nextCursor":${next}}`;
+  return `${head}${dataset === 'experiments' ? `,"mode":${JSON.stringify(mode)}` : ''},"items":[${page.map((row) => row.api_json).join(',')}],"nextCursor":${next}}`;
 }
 
 /** One page of a dataset: newest first, keyset-paginated (never OFFSET), `nextCursor` null on the last page. */
@@ -183,7 +183,7 @@ function toRow(
   if (record.status !== undefined && dataset !== 'content')
     throw fail('status applies to content only (actions move through their workflow)');
   const computedAt = record.computedAt ? new Date(record.computedAt).toISOString() : now;
-  return {
+  return withApiJson({
     id: uuidv7(),
     workspace_id: workspaceId,
     dataset,
@@ -202,7 +202,12 @@ function toRow(
     subject_hash: record.subject ? hashSubject(secret, record.subject) : null,
     created_at: now,
     updated_at: now,
-  };
+  });
+}
+
+/** Adds the stored API representation to a row about to be written. */
+export function withApiJson(row: Omit<Selectable<DatasetRecordTable>, 'api_json'>): Insertable<DatasetRecordTable> {
+  return { ...row, api_json: recordJson(row) };
 }
 
 /**

@@ -38,6 +38,21 @@ export async function findRecord(db: Executor<GeoDb>, workspaceId: string, datas
     .executeTakeFirst();
 }
 
+/** The same page as `pageRecords`, but only each row's stored API JSON (the hot analytics read). */
+export async function pageRecordJson(
+  db: Executor<GeoDb>,
+  query: { workspaceId: string; dataset: string; mode: string; limit: number; beforeId: string | undefined },
+): Promise<{ id: string; api_json: string }[]> {
+  let q = db
+    .selectFrom('dataset_record')
+    .select(['id', 'api_json'])
+    .where('workspace_id', '=', query.workspaceId)
+    .where('dataset', '=', query.dataset)
+    .where('mode', '=', query.mode);
+  if (query.beforeId !== undefined) q = q.where('id', '<', query.beforeId);
+  return q.orderBy('id', 'desc').limit(query.limit).execute();
+}
+
 /** One page of tracking events, newest first (keyset on the integer id). */
 export async function pageEvents(
   db: Executor<GeoDb>,

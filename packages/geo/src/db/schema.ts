@@ -81,6 +81,11 @@ export interface DatasetRecordTable {
   subject_hash: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /**
+   * The record's API representation as JSON text, kept current on every write: the analytics page reads two
+   * columns per row instead of eighteen and builds nothing.
+   */
+  api_json: string;
 }
 
 export interface ActionTransitionTable {

@@ -79,6 +79,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('subject_hash', 'varchar(64)')
     .addColumn('created_at', t.timestamp, (c) => c.notNull())
     .addColumn('updated_at', t.timestamp, (c) => c.notNull())
+    .addColumn('api_json', 'text', (c) => c.notNull())
     .execute();
   // The analytics page: newest first by (time-ordered) id within one workspace, dataset and mode.
   await db.schema
