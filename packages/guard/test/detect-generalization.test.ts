@@ -196,3 +196,49 @@ describe('numbers near phone numbers that are not phone numbers', () => {
     expectNone('PHONE_NUMBER', ['PIN 615 826 9431', 'Meeting ID: 812 3349 0123 Passcode: 482913']);
   });
 });
+
+describe('URL- and form-encoded values', () => {
+  test('entities in query strings, form bodies and HTTP logs are reported with their encoded span', () => {
+    expectFound([
+      [
+        'POST /signup body: email=jane.doe%40example.com&phone=%2B33182066578&mobile=%2B39+051+1468442',
+        'EMAIL:jane.doe%40example.com',
+        'PHONE_NUMBER:%2B33182066578',
+        'PHONE_NUMBER:%2B39+051+1468442',
+      ],
+      ['receipt_email=h.schmidt%2Bnews%40tidepool.dev&amount=2000', 'EMAIL:h.schmidt%2Bnews%40tidepool.dev'],
+      [
+        'GET /api/users?email=maria.garcia%40gmail.com&card=4111%201111%201111%201111 HTTP/1.1',
+        'EMAIL:maria.garcia%40gmail.com',
+        'CREDIT_CARD:4111%201111%201111%201111',
+      ],
+      ['q=call%20me%20at%20%2B1%20415%20555%202671%20tomorrow', 'PHONE_NUMBER:%2B1%20415%20555%202671'],
+      ['phone=415+555+2671&name=Jo+Smith', 'PHONE_NUMBER:415+555+2671'],
+      [
+        '{"body":"first=Ana&contact_email=ana.souza%40uol.com.br&tel=%2B55%2011%2091234-5678"}',
+        'EMAIL:ana.souza%40uol.com.br',
+        'PHONE_NUMBER:%2B55%2011%2091234-5678',
+      ],
+      [
+        '"POST /login?user=ops%40acme.io&password=Hunter2%21x HTTP/1.1" 302',
+        'EMAIL:ops%40acme.io',
+        'GENERIC_PASSWORD:Hunter2%21x',
+      ],
+      [
+        'name=J%C3%BCrgen%20M%C3%BCller&iban=DE89%203704%200044%200532%200130%2000',
+        'IBAN:DE89%203704%200044%200532%200130%2000',
+      ],
+    ]);
+  });
+
+  test('encoded text without entities reports nothing', () => {
+    for (const text of [
+      '/search/c++%20tips?lang=en',
+      'utm_source=newsletter%202024&utm_campaign=spring%20sale&ref=ORD-2024-00042',
+      'printf("%08x %20s", v, name); 100% done',
+      'path=%2Fvar%2Flog%2Fapp.log&level=%5Bwarn%5D',
+    ]) {
+      assert.deepEqual(reported(text), [], text);
+    }
+  });
+});

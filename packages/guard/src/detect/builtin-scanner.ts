@@ -21,6 +21,7 @@ import { type BuiltinSelection, ScanState } from './scan-state.ts';
 import { scanPrivateKey, scanSecretAt } from './secret-detectors.ts';
 import { isHexCode } from './text-features.ts';
 import type { Candidate } from './types.ts';
+import { isEscapeAt, scanEncodedToken } from './url-encoded.ts';
 
 /** How many characters the walk covers between deadline checks. */
 const DEADLINE_STRIDE = 64 * 1024;
@@ -166,6 +167,10 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
   const next = j < st.n ? t.charCodeAt(j) : 0;
   let r = -1;
   if (isDigit(c0)) {
+    // phone=555+123+4567: a form-encoded value whose blanks became `+`.
+    if (next === 43 && i > 0 && t.charCodeAt(i - 1) === 61 && i >= st.decodedUntil && isDigit(t.charCodeAt(j + 1))) {
+      scanEncodedToken(st, i, walk);
+    }
     if (sel.ip && next === 58 && j - i <= 4 && allHex(t, i, j) && ipv6StartOk(t, i)) r = scanIpv6(st, i);
     if (r < 0 && numberBoundaryBefore(t, i)) r = scanNumberRun(st, i);
     return Math.max(r, j);
@@ -275,8 +280,17 @@ function precededByMotDe(t: string, i: number): boolean {
 export function scanBuiltins(text: string, sel: BuiltinSelection, deadline?: number): Candidate[] {
   const st = new ScanState(text, sel);
   if (sel.enabled.size === 0) return st.out;
-  const t = text;
-  const n = t.length;
+  walk(st, deadline);
+  // Entities found in a decoded view are added when their escape is met, ahead of the walk's later ones.
+  if (st.unordered) st.out.sort((a, b) => a.start - b.start || b.end - a.end);
+  return st.out;
+}
+
+/** The walk over the state's whole text (the text of a request, or a decoded view of one of its tokens). */
+function walk(st: ScanState, deadline?: number): void {
+  const t = st.text;
+  const n = st.n;
+  const sel = st.sel;
   let checkAt = DEADLINE_STRIDE;
   let i = 0;
   while (i < n) {
@@ -319,8 +333,10 @@ export function scanBuiltins(text: string, sel: BuiltinSelection, deadline?: num
         if (sel.ip && t.charCodeAt(i + 1) === 58 && (i === 0 || WORD_TABLE[t.charCodeAt(i - 1)] === 0))
           r = scanIpv6(st, i);
         break;
+      case 37: // %
+        if (i >= st.decodedUntil && isEscapeAt(t, i)) scanEncodedToken(st, i, walk);
+        break;
     }
     i = r > i ? r : i + 1;
   }
-  return st.out;
 }

@@ -73,6 +73,14 @@ export class ScanState {
   private header: CsvHeader | undefined;
   private rowCursor: RowCursor | undefined;
 
+  /**
+   * Where decoding stops: the end of the last token decoded (see url-encoded.ts), or the text's length for a
+   * decoded view itself, which is never decoded again.
+   */
+  decodedUntil = 0;
+  /** True once candidates were added out of text order (from a decoded view). */
+  unordered = false;
+
   constructor(text: string, sel: BuiltinSelection) {
     this.text = text;
     this.n = text.length;
