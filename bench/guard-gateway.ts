@@ -376,7 +376,8 @@ ${pacedLine}
 
 Reading the throughput rows: this 2-core machine runs the load generator, the upstream, the gateway under test (and,
 during development, other processes: see the load average) at once, and a bare Fastify + undici pass-through with no
-checks at all tops out at the "ceiling" row — so no Node gateway reaches 3,000 req/s in this setup. On top of that hop,
+checks at all tops out at the "ceiling" row — about the 3,000 req/s target itself, leaving no room for any work per
+request in this setup. On top of that hop,
 Keel's cost per call is the detection engine on the 1 KB prompt and on the answer (about 0.2–0.5 ms of CPU for a
 PII-dense prompt; \`/detect\` alone serves about 1,200 req/s with these texts, see its own section). Portkey runs no
 detection; the ratio is reported as measured.`,
