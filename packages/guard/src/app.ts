@@ -71,6 +71,7 @@ export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: Ap
     },
     tags: [
       { name: 'detect', description: 'Detection and guardrails' },
+      { name: 'gateway', description: 'OpenAI-compatible chat-completions gateway with input and output guardrails' },
       { name: 'patterns', description: 'Regex patterns' },
       { name: 'allowlist', description: 'Trusted values' },
       { name: 'blacklist', description: 'Forbidden values' },
