@@ -59,8 +59,11 @@ describe('keel engine commands', () => {
     assert.equal(first.code, 0, first.stderr);
     const boot = JSON.parse(first.stdout);
     assert.deepEqual(Object.keys(boot).sort(), [
+      'accessKey',
       'keys',
       'merchantId',
+      'realmId',
+      'secretKey',
       'storeIds',
       'subMerchantId',
       'subMerchantStoreId',

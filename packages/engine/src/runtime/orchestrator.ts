@@ -450,14 +450,8 @@ async function execute(
       traceId,
     };
     const turnRequest = session ? request : { ...request, messages: request.messages.slice(-1) };
-    const leave = budget.enter();
-    let outcome: Outcome;
-    try {
-      const selection = rt.extensions.flows ? await rt.extensions.flows.select(run, requestedFlow) : undefined;
-      outcome = selection ? await runFlow(rt, selection, run) : await answerDirectly(rt, run, turnRequest);
-    } finally {
-      leave();
-    }
+    const selection = rt.extensions.flows ? await rt.extensions.flows.select(run, requestedFlow) : undefined;
+    const outcome = selection ? await runFlow(rt, selection, run) : await answerDirectly(rt, run, turnRequest);
 
     const intended = sanitizeHandoff(outcome.action);
     const action = downgradeForClient(intended, request.clientCapabilities);
