@@ -242,3 +242,158 @@ describe('URL- and form-encoded values', () => {
     }
   });
 });
+
+describe('passwords in prose, in other languages and in tool syntax', () => {
+  test('prose: the value only, after "pw", "password is", "set … password to", "my password"', () => {
+    expectFound([
+      ['pw for the router is Tr0ub4dor&3 fyi', 'GENERIC_PASSWORD:Tr0ub4dor&3'],
+      ['the password is Marble94', 'GENERIC_PASSWORD:Marble94'],
+      ['can you set the guest wifi password to sunflower-Rain-42 please', 'GENERIC_PASSWORD:sunflower-Rain-42'],
+      ['my password Kestrel!88 stopped working', 'GENERIC_PASSWORD:Kestrel!88'],
+      ['pw Kestrel!88', 'GENERIC_PASSWORD:Kestrel!88'],
+      ['Thanks for the help yesterday. password: Quokka#2041', 'GENERIC_PASSWORD:Quokka#2041'],
+    ]);
+  });
+
+  test('credential pairs after a login or account word', () => {
+    expectFound([
+      ['airbnb login jane@example.org / Plasma1994', 'EMAIL:jane@example.org', 'GENERIC_PASSWORD:Plasma1994'],
+      ['test account qa.user@acme.io / F4lc0n#0 for staging', 'EMAIL:qa.user@acme.io', 'GENERIC_PASSWORD:F4lc0n#0'],
+      ['the shared login is ops@acme.io / Pass2024! until friday', 'GENERIC_PASSWORD:Pass2024!'],
+      ['creds: deploy / Tr0ub4dor&3', 'GENERIC_PASSWORD:Tr0ub4dor&3'],
+      ['Zugangsdaten: max.muster@firma.de / Herbst!2023', 'GENERIC_PASSWORD:Herbst!2023'],
+    ]);
+    expectNone('GENERIC_PASSWORD', [
+      'email jane@example.org / Marketing2024',
+      'contact jane@example.org / +1 415 555 2671',
+      'login page / Dashboard2 layout',
+      'account 4471 / Premium2024 tier',
+      'Login / Sign up',
+    ]);
+  });
+
+  test('other languages', () => {
+    expectFound([
+      ['Das Passwort ist Sommer2024! und das Kennwort lautet Winter#77', 'GENERIC_PASSWORD:Winter#77'],
+      ['Le mot de passe est Soleil#2023 pour le wifi', 'GENERIC_PASSWORD:Soleil#2023'],
+      ['la contraseña es Playa#2024', 'GENERIC_PASSWORD:Playa#2024'],
+      ['A senha é Praia@2024', 'GENERIC_PASSWORD:Praia@2024'],
+      ['het wachtwoord is Fiets!987', 'GENERIC_PASSWORD:Fiets!987'],
+      ['Moje hasło to Zamek#2024', 'GENERIC_PASSWORD:Zamek#2024'],
+      ['mitt lösenord är Sommar!55', 'GENERIC_PASSWORD:Sommar!55'],
+      ['salasana on Kesä2024!x', 'GENERIC_PASSWORD:Kesä2024!x'],
+      ['la password del DB di staging è Vesuvio!77', 'GENERIC_PASSWORD:Vesuvio!77'],
+      ['пароль: Zima2024!', 'GENERIC_PASSWORD:Zima2024!'],
+    ]);
+    expectNone('GENERIC_PASSWORD', [
+      'Kennwort vergessen? Klicken Sie hier.',
+      'Das Passwort muss mindestens 12 Zeichen lang sein.',
+      'clave de acceso incorrecta, inténtalo de nuevo',
+    ]);
+  });
+
+  test('tool syntax: .pgpass, PowerShell, net user, password on stdin, mysql', () => {
+    expectFound([
+      ['*:5432:analytics:report_user:Rp9!xk2LmQ', 'GENERIC_PASSWORD:Rp9!xk2LmQ'],
+      ['db.internal:5432:billing:billing_app:S3cure#Pgpass\n', 'GENERIC_PASSWORD:S3cure#Pgpass'],
+      [
+        'Set-AWSCredential -AccessKey AKIAZ3MHQ7RV5TXWLN2P -SecretKey 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 -StoreAs prod',
+        'AWS_ACCESS_KEY:AKIAZ3MHQ7RV5TXWLN2P',
+        'GENERIC_PASSWORD:k9Xv2LmQ8rT4wZ7yB1nC5dF3gH6jK0pS2uV4xY8z',
+      ],
+      ['Connect-Thing -User admin -Password Hunter2Hunter2!', 'GENERIC_PASSWORD:Hunter2Hunter2!'],
+      ['mysql -u root --password Sup3rS3cret! -h db', 'GENERIC_PASSWORD:Sup3rS3cret!'],
+      ["mysql -uroot -p'Sup3r$ecret' app", 'GENERIC_PASSWORD:Sup3r$ecret'],
+      ['mysqldump -u backup -pB4ckup#Night shop > shop.sql', 'GENERIC_PASSWORD:B4ckup#Night'],
+      ['$pw = ConvertTo-SecureString "Winter2024!Pw" -AsPlainText -Force', 'GENERIC_PASSWORD:Winter2024!Pw'],
+      ['$s = ConvertTo-SecureString -String "Tr1dent!Blue" -AsPlainText -Force', 'GENERIC_PASSWORD:Tr1dent!Blue'],
+      ['net user svc_backup B4ckup!2024 /add', 'GENERIC_PASSWORD:B4ckup!2024'],
+      [
+        'echo "gh0stRider99!" | docker login registry.example.com -u deploy --password-stdin',
+        'GENERIC_PASSWORD:gh0stRider99!',
+      ],
+      ["echo 'ops:Rotat3d!Key' | sudo chpasswd", 'GENERIC_PASSWORD:Rotat3d!Key'],
+    ]);
+    expectNone('GENERIC_PASSWORD', [
+      'net user jdoe /domain',
+      'net user svc_backup * /add',
+      'echo "hello world" | grep hello',
+      'echo $PASSWORD | docker login -u ci --password-stdin',
+      'mysql -u root -p -h db.internal',
+      'mysql -u root -p$MYSQL_ROOT_PASSWORD',
+      '2024:01:15:10:30 job finished',
+      'Get-Credential -UserName admin -Message "Enter your password"',
+    ]);
+  });
+
+  test('secrets named in a sentence with the value after a colon', () => {
+    expectFound([
+      ['Jira API token for the onboarding script: RWM9cZa12QOWeY', 'GENERIC_PASSWORD:RWM9cZa12QOWeY'],
+      [
+        'I pasted the service principal secret into the channel by mistake: hWjJ9NYZlMX~8Q',
+        'GENERIC_PASSWORD:hWjJ9NYZlMX~8Q',
+      ],
+      ['here is the webhook signing key we use in prod: Qm7vT2xL9pRk4ZsW', 'GENERIC_PASSWORD:Qm7vT2xL9pRk4ZsW'],
+    ]);
+    expectNone('GENERIC_PASSWORD', [
+      'The public key fingerprint is: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8',
+      'The token expires at: 2024-06-01T10:00:00Z',
+      'The secret: always test your backups.',
+      'Use the next page token from the response: see the docs',
+      'sort key: created_at_2024',
+    ]);
+  });
+
+  test('credentials without a type of their own are GENERIC_PASSWORD, value only', () => {
+    expectFound([
+      [
+        'aws_secret_access_key = k9Xv2LmQ8rT4wZ7yB1nC5dF3gH6jK0pS2uV4xY8z',
+        'GENERIC_PASSWORD:k9Xv2LmQ8rT4wZ7yB1nC5dF3gH6jK0pS2uV4xY8z',
+      ],
+      [
+        'aws_session_token = IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD6k',
+        'GENERIC_PASSWORD:IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD6k',
+      ],
+      [
+        '//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8',
+        'GENERIC_PASSWORD:npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8',
+      ],
+      [
+        '[pypi]\nusername = __token__\npassword = pypi-AgEIcHlwaS5vcmcCJGE0ZjE2YjQ5LTk1ZDUtNDc',
+        'GENERIC_PASSWORD:pypi-AgEIcHlwaS5vcmcCJGE0ZjE2YjQ5LTk1ZDUtNDc',
+      ],
+      ['the runner uses glpat-xY7zK2mN9pQ4rS6tU8vW for the mirror', 'GENERIC_PASSWORD:glpat-xY7zK2mN9pQ4rS6tU8vW'],
+      [
+        'npm token: npm_Zq8Lw2Xr5Tm9Kp3Vn7Bc1Hd4Fg6Js0Ya2Ue8Io',
+        'GENERIC_PASSWORD:npm_Zq8Lw2Xr5Tm9Kp3Vn7Bc1Hd4Fg6Js0Ya2Ue8Io',
+      ],
+      ['"client_secret": "GOCSPX-4fT9kLm2Qx8vRz1Yb7Nc"', 'GENERIC_PASSWORD:GOCSPX-4fT9kLm2Qx8vRz1Yb7Nc'],
+      [
+        '{"auths": {"https://index.docker.io/v1/": {"auth": "ZGVwbG95OnM0eXJBbjRkMG0hUGFzcw=="}}}',
+        'GENERIC_PASSWORD:ZGVwbG95OnM0eXJBbjRkMG0hUGFzcw==',
+      ],
+    ]);
+  });
+
+  test('placeholders, hashes, public keys and instructions stay out', () => {
+    expectNone('GENERIC_PASSWORD', [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression, not a JS template
+      'password: ${{ secrets.DB_PASSWORD }}',
+      'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      'the password is ***',
+      'set password to <password> and restart',
+      'password=changeme',
+      'API_TOKEN=REPLACE_ME',
+      'my password hash is $2b$12$KIXQ3q9vWJ7n5x8Yb3m1OeZp0aR2sT4uV6wX8yZ0aB2cD4eF6gH8i',
+      'password_hash: $argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG',
+      'hash: $P$BtV2Gx6oO3c8s5yN7hQ1wZ0aR4kL9m2',
+      'Please reset your password by clicking the link below.',
+      'Your password must be 12 characters long and include a symbol.',
+      'ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7vbqajDhA+3jX2mW9fLkNq8tZpE4sRvH1yU6cGbIoP0aK5dJ3 deploy@ci',
+      '-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA7vbqajDhA+3jX2mW9fLkNq8tZpE4sRvH1yU6\n-----END PUBLIC KEY-----',
+      'glpat-xxxxxxxxxxxxxxxxxxxx',
+      'apiKey: process.env.OPENAI_API_KEY',
+    ]);
+    expectNone('AWS_ACCESS_KEY', ['aws_access_key_id = AKIAIOSFODNN7EXAMPLE']);
+  });
+});

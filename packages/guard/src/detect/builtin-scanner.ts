@@ -3,6 +3,8 @@
 // prefixes, key names, injection trigger words). Each detector returns where the walk resumes.
 import { foldCase, hashStep, hashWord, isDigit, isUpper, WORD_KIND, WORD_TABLE } from './chars.ts';
 import { scanCjkKeywords } from './cjk-keywords.ts';
+import { scanAttachedMysqlPassword, scanEchoPipe, scanNetUser, scanPgpassLine } from './command-credentials.ts';
+import { LOGIN_WORDS, SECRET_MENTION_WORDS, scanLoginPair, scanSecretMention } from './credential-prose.ts';
 import { scanEmail } from './email-detector.ts';
 import { checkDeadline } from './errors.ts';
 import { scanIban } from './iban-detector.ts';
@@ -12,6 +14,7 @@ import { numberBoundaryBefore, scanNumberRun } from './numeric-detectors.ts';
 import {
   ASSIGNMENT_REJECTED,
   PASSWORD_MENTION_WORDS,
+  PASSWORD_SUFFIXES,
   scanAssignment,
   scanCliCredential,
   scanPasswordMention,
@@ -38,28 +41,9 @@ function tail3(t: string, end: number): number {
 /** Last three letters of every key name that can hold a password or a secret (see password-detectors). */
 const KEY_TAILS = new Set(
   [
-    'password',
-    'passwd',
+    ...PASSWORD_SUFFIXES,
     'passwort',
-    'passcode',
-    'passphrase',
-    'kennwort',
-    'contrasena',
-    'contraseña',
-    'senha',
-    'wachtwoord',
-    'parola',
-    'motdepasse',
     'mot_de_passe',
-    'haslo',
-    'hasło',
-    'salasana',
-    'losenord',
-    'lösenord',
-    'adgangskode',
-    'heslo',
-    'пароль',
-    'pwd',
     'pass',
     'secret',
     'key',
@@ -96,9 +80,22 @@ function mayBeKey(t: string, i: number, j: number): boolean {
   return c === 61 || c === 58 || c === 34 || c === 39;
 }
 
-/** First letters of the literal secret prefixes (AKIA, AIza, gh?_, sk-, rk_, xox?-, eyJ). */
-const SECRET_FIRST = new Uint8Array(128);
-for (const c of 'Agsrxe') SECRET_FIRST[c.charCodeAt(0)] = 1;
+/**
+ * SECRET_START[first * 128 + second] is 1 for the first two characters of a literal secret prefix (AKIA, ASIA,
+ * AIza, gh?_, github_pat_, glpat-, sk-, rk_, xox?-, xapp-, eyJ, npm_, pypi-, GOCSPX-).
+ */
+const SECRET_START = new Uint8Array(128 * 128);
+for (const p of ['AK', 'AS', 'AI', 'gh', 'gi', 'gl', 'sk', 'rk', 'xo', 'xa', 'ey', 'np', 'py', 'GO']) {
+  SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
+}
+/**
+ * Lower-case first letters of prefixes that begin a single long word (ghp_…, sk_live_…, xoxb…, eyJ…): such words
+ * never take the plain-word shortcut. npm_… tokens are 40 characters long and are caught by the length limit.
+ */
+const WORD_PREFIX_FIRST = new Uint8Array(128);
+for (const c of 'gsrxe') WORD_PREFIX_FIRST[c.charCodeAt(0)] = 1;
+/** Words this long skip the plain-word shortcut (generated tokens, not prose). */
+const LONG_WORD = 36;
 
 /**
  * True when the lower-case word [i, j) cannot start anything: it is not trigger-shaped, and it is followed by
@@ -106,7 +103,7 @@ for (const c of 'Agsrxe') SECRET_FIRST[c.charCodeAt(0)] = 1;
  */
 function isPlainWord(t: string, i: number, j: number, c0: number): boolean {
   const len = j - i;
-  if (len <= MAX_TRIGGER_LENGTH && TRIGGER_SHAPES[c0 * 32 + len] === 1) return false;
+  if (len <= MAX_TRIGGER_LENGTH && TRIGGER_SHAPES[shapeOf(c0, t.charCodeAt(j - 1), len)] === 1) return false;
   const next = t.charCodeAt(j);
   if (next === 44 || next === 46 || next === 10 || next === 41 || next === 59 || next === 33 || next === 63)
     return true;
@@ -119,17 +116,45 @@ function isPlainWord(t: string, i: number, j: number, c0: number): boolean {
   return !(c === 61 || c === 58 || c === 34 || c === 39);
 }
 
-/** What a word's hash may start: a password mention, an injection phrase. */
+/**
+ * What a word's hash may start: a password mention, an injection phrase, a `user / password` pair (login words),
+ * a secret whose value follows a colon later (token, secret), a tool's password argument (net user, echo | …).
+ */
 const MENTION = 1;
 const INJECTION = 2;
+const LOGIN = 4;
+const SECRET_WORD = 8;
+const COMMAND = 16;
+const COMMAND_WORDS = ['net', 'echo'];
+const LOGIN_WORD_SET = new Set(LOGIN_WORDS);
+const SECRET_WORD_SET = new Set(SECRET_MENTION_WORDS);
 const WORD_ROLES = new Map<number, number>();
-for (const w of PASSWORD_MENTION_WORDS) WORD_ROLES.set(hashWord(w), MENTION);
+function addRole(words: Iterable<string>, role: number): void {
+  for (const w of words) WORD_ROLES.set(hashWord(w), (WORD_ROLES.get(hashWord(w)) ?? 0) | role);
+}
+addRole(PASSWORD_MENTION_WORDS, MENTION);
+addRole(LOGIN_WORDS, LOGIN);
+addRole(SECRET_MENTION_WORDS, SECRET_WORD);
+addRole(COMMAND_WORDS, COMMAND);
 for (const h of injectionTriggerHashes()) WORD_ROLES.set(h, (WORD_ROLES.get(h) ?? 0) | INJECTION);
 const MAX_TRIGGER_LENGTH = 31;
-/** TRIGGER_SHAPES[firstLetter * 32 + length] is 1 when some trigger word has that first (folded) letter and length. */
-const TRIGGER_SHAPES = new Uint8Array(256 * 32);
-for (const w of [...PASSWORD_MENTION_WORDS, ...injectionTriggerWords()]) {
-  if (w.length <= MAX_TRIGGER_LENGTH) TRIGGER_SHAPES[(foldCase(w.charCodeAt(0)) & 0xff) * 32 + w.length] = 1;
+/**
+ * TRIGGER_SHAPES[shapeOf(first, last, length)] is 1 when some trigger word has that first and last (folded)
+ * letter and that length: a cheap filter that lets "these" and "there" pass over while "token" is looked up.
+ */
+const TRIGGER_SHAPES = new Uint8Array(32 * 32 * 32);
+function shapeOf(first: number, last: number, len: number): number {
+  return ((foldCase(first) & 31) << 10) | ((foldCase(last) & 31) << 5) | len;
+}
+for (const w of [
+  ...PASSWORD_MENTION_WORDS,
+  ...LOGIN_WORDS,
+  ...SECRET_MENTION_WORDS,
+  ...COMMAND_WORDS,
+  ...injectionTriggerWords(),
+]) {
+  if (w.length <= MAX_TRIGGER_LENGTH)
+    TRIGGER_SHAPES[shapeOf(w.charCodeAt(0), w.charCodeAt(w.length - 1), w.length)] = 1;
 }
 
 /** `pw` and the `BY` of SQL's IDENTIFIED BY. */
@@ -167,6 +192,11 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
   const next = j < st.n ? t.charCodeAt(j) : 0;
   let r = -1;
   if (isDigit(c0)) {
+    // host:5432:database:user:password (~/.pgpass); not times (12:30:45), whose next field is a number too.
+    if (next === 58 && i > 0 && t.charCodeAt(i - 1) === 58 && sel.password && !isDigit(t.charCodeAt(j + 1))) {
+      r = scanPgpassLine(st, i);
+      if (r > 0) return r;
+    }
     // phone=555+123+4567: a form-encoded value whose blanks became `+`.
     if (next === 43 && i > 0 && t.charCodeAt(i - 1) === 61 && i >= st.decodedUntil && isDigit(t.charCodeAt(j + 1))) {
       scanEncodedToken(st, i, walk);
@@ -175,7 +205,8 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
     if (r < 0 && numberBoundaryBefore(t, i)) r = scanNumberRun(st, i);
     return Math.max(r, j);
   }
-  if (c0 < 128 && SECRET_FIRST[c0] === 1) {
+  const c1 = t.charCodeAt(i + 1);
+  if (c0 < 128 && c1 < 128 && SECRET_START[c0 * 128 + c1] === 1) {
     r = scanSecretAt(st, i, c0);
     if (r > 0) return r;
   }
@@ -212,9 +243,9 @@ function onKeyword(st: ScanState, i: number, j: number): number {
       assignmentSeen = r === ASSIGNMENT_REJECTED;
     }
   }
-  // Only words whose first letter and length match a trigger word get hashed and looked up.
+  // Only words whose first and last letters and length match a trigger word get hashed and looked up.
   const len = j - i;
-  if (len > MAX_TRIGGER_LENGTH || TRIGGER_SHAPES[(foldCase(c0) & 0xff) * 32 + len] === 0) return -1;
+  if (len > MAX_TRIGGER_LENGTH || TRIGGER_SHAPES[shapeOf(c0, t.charCodeAt(j - 1), len)] === 0) return -1;
   let h = 0;
   for (let k = i; k < j; k++) h = hashStep(h, t.charCodeAt(k));
   const role = WORD_ROLES.get(h);
@@ -222,6 +253,21 @@ function onKeyword(st: ScanState, i: number, j: number): number {
   if (role & MENTION && sel.password && !assignmentSeen && MENTION_WORDS.has(t.slice(i, j).toLowerCase())) {
     if (h !== PASSE_HASH || precededByMotDe(t, i)) {
       r = scanPasswordMention(st, j);
+      if (r > 0) return r;
+    }
+  }
+  if (role & (LOGIN | SECRET_WORD | COMMAND) && sel.password) {
+    const word = t.slice(i, j).toLowerCase();
+    if (role & LOGIN && LOGIN_WORD_SET.has(word)) {
+      r = scanLoginPair(st, j);
+      if (r > 0) return r;
+    }
+    if (role & SECRET_WORD && !assignmentSeen && SECRET_WORD_SET.has(word)) {
+      r = scanSecretMention(st, i, j);
+      if (r > 0) return r;
+    }
+    if (role & COMMAND) {
+      r = word === 'net' ? scanNetUser(st, j) : word === 'echo' ? scanEchoPipe(st, j) : -1;
       if (r > 0) return r;
     }
   }
@@ -311,7 +357,7 @@ function walk(st: ScanState, deadline?: number): void {
       // Plain lower-case words followed by a blank or punctuation (the bulk of prose) are passed over here;
       // the rest go to onWord, and words with non-ASCII letters to onMixedWord.
       if (kinds !== 1) i = onMixedWord(st, i, j, kinds);
-      else if (c >= 97 && c <= 122 && SECRET_FIRST[c] === 0 && isPlainWord(t, i, j, c)) i = j;
+      else if (c >= 97 && c <= 122 && WORD_PREFIX_FIRST[c] === 0 && j - i < LONG_WORD && isPlainWord(t, i, j, c)) i = j;
       else i = onWord(st, i, j);
       continue;
     }
@@ -328,6 +374,12 @@ function walk(st: ScanState, deadline?: number): void {
         break;
       case 45: // -
         if (t.charCodeAt(i + 1) === 45) r = scanPrivateKey(st, i);
+        else if (t.charCodeAt(i + 1) === 112 && sel.password && (i === 0 || t.charCodeAt(i - 1) === 32))
+          r = scanAttachedMysqlPassword(st, i);
+        break;
+      case 42: // * (a .pgpass line with a wildcard host)
+        if (sel.password && t.charCodeAt(i + 1) === 58 && (i === 0 || t.charCodeAt(i - 1) === 10))
+          r = scanPgpassLine(st, i);
         break;
       case 58: // :
         if (sel.ip && t.charCodeAt(i + 1) === 58 && (i === 0 || WORD_TABLE[t.charCodeAt(i - 1)] === 0))

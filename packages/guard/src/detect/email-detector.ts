@@ -1,5 +1,6 @@
 // EMAIL, triggered by `@`: the local part is read backwards from it, the domain forwards.
 import { isAlnum, isAsciiWordCode, isLatinWordCode } from './chars.ts';
+import { scanPairAfterUser } from './credential-prose.ts';
 import { evidence, type ScanState } from './scan-state.ts';
 
 function isLocalChar(c: number): boolean {
@@ -144,7 +145,11 @@ export function scanEmail(st: ScanState, at: number): number {
   // icon@2x.png: retina asset names, not addresses.
   if (FILE_EXTENSIONS.has(t.slice(lastLabelStart, end).toLowerCase())) return -1;
   if (isMessageId(t, s)) return end;
-  if (!st.sel.email) return end;
-  st.emit('EMAIL', s, end, evidence({ valid: true, strength: 1 }));
+  if (st.sel.email) st.emit('EMAIL', s, end, evidence({ valid: true, strength: 1 }));
+  // airbnb login jane@example.org / Plasma1994
+  if (st.sel.password) {
+    const r = scanPairAfterUser(st, s, end, false);
+    if (r > 0) return r;
+  }
   return end;
 }

@@ -10,7 +10,8 @@ export const PASSWORD = 1;
 export const STRONG_SECRET = 2;
 export const WEAK_SECRET = 3;
 
-const PASSWORD_SUFFIXES = [
+/** Key names (and their endings) that hold a password, in the languages guard reads. */
+export const PASSWORD_SUFFIXES = [
   'password',
   'passwd',
   'passwort',
@@ -30,8 +31,20 @@ const PASSWORD_SUFFIXES = [
   'lösenord',
   'adgangskode',
   'heslo',
+  'jelszó',
+  'jelszo',
+  'şifre',
+  'sifre',
+  'passord',
+  'contrasenya',
+  'clave',
   'пароль',
+  'парола',
+  'лозинка',
+  'κωδικός',
   'pwd',
+  // ConvertTo-SecureString "…" -AsPlainText
+  'securestring',
 ];
 const STRONG_SUFFIXES = [
   'secret',
@@ -128,7 +141,7 @@ const PUBLIC_ID_PREFIXES = [
 const keyKinds = new Map<number, number>();
 
 /** keyKind, memoized by the key's case-folded hash: the same key names recur (password, api_key, DB_PASSWORD). */
-function keyKind(fullKey: string): number {
+export function keyKind(fullKey: string): number {
   const h = hashWord(fullKey);
   let kind = keyKinds.get(h);
   if (kind === undefined) {
@@ -238,10 +251,10 @@ function authSchemeLength(t: string, start: number, end: number): number {
   return 0;
 }
 
-/** Hashes and digests: hex, optionally behind an algorithm label (sha256:…, md5-…). */
+/** Hashes, digests and key fingerprints: hex, optionally behind an algorithm label (sha256:…, md5-…), or SHA256:base64. */
 function looksLikeDigest(v: string): boolean {
-  const m = /^(?:sha\d*|md5|blake\d*\w*|etag|crc32)?[:=-]?([0-9a-fA-F]{16,})$/i.exec(v);
-  return m !== null;
+  if (/^(?:sha\d*|md5|blake\d*\w*|etag|crc32)?[:=-]?([0-9a-fA-F]{16,})$/i.test(v)) return true;
+  return /^(?:sha\d+|md5):[A-Za-z0-9+/=]{20,}$/i.test(v);
 }
 
 /** Values that are code, not secrets: identifiers, member chains, calls, booleans, numbers. */
@@ -255,7 +268,8 @@ function looksLikeCode(v: string): boolean {
   return CODE_ROOTS.has(parts[0].toLowerCase()) || keyKind(parts[parts.length - 1]) !== 0;
 }
 
-function looksLikeUrlOrPath(v: string): boolean {
+/** True for URLs and file paths. */
+export function looksLikeUrlOrPath(v: string): boolean {
   return v.includes('://') || v.startsWith('/') || v.startsWith('./') || v.startsWith('~/') || v.startsWith('www.');
 }
 
@@ -524,8 +538,8 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
     k += t.charCodeAt(k + 1) === 61 ? 2 : 1;
   } else if (c === 0xff1a || c === 0xff1d) {
     k++;
-  } else if (k > afterKey && s >= 2 && t.charCodeAt(s - 1) === 45 && t.charCodeAt(s - 2) === 45) {
-    flag = true; // --password value
+  } else if (k > afterKey && isFlagName(t, s)) {
+    flag = true; // --password value, -Password value, -SecretKey value (PowerShell)
   } else if (k > afterKey && (c === 39 || c === 34)) {
     flag = true; // SQL: PASSWORD 'value', IDENTIFIED BY 'value'
   } else return -1;
@@ -534,10 +548,12 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
   while (ks > 0 && s - ks < 64 && isKeyChar(t.charCodeAt(ks - 1))) ks--;
   const keyName = t.slice(ks, e);
   let kind = keyKind(keyName);
-  if (kind === 0 && flag && isIdentifiedBy(t, s, e)) kind = PASSWORD;
+  if (kind === 0 && flag && (isIdentifiedBy(t, s, e) || isSecureStringArgument(t, ks, keyName))) kind = PASSWORD;
   const lowerKey = kind === 0 || kind === WEAK_SECRET ? keyName.toLowerCase() : '';
   if (kind === 0 && lowerKey !== 'name') return -1;
-  if (flag && kind !== PASSWORD) return -1;
+  // "sort key: …", "page token: …": the word before a bare key word can make it something else.
+  if (kind === WEAK_SECRET && ks === s && !flag && compoundIsNotSecret(t, s, e)) return ASSIGNMENT_REJECTED;
+  if (flag && kind === 0) return -1;
   // Markdown emphasis and blanks between the operator and the value (**Password:** value).
   const opEnd = k;
   while (!xml && k < n && k - opEnd < 8) {
@@ -555,6 +571,7 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
   }
   if (!readValue(t, k)) return ASSIGNMENT_REJECTED;
   let { start, end, quoted } = valueSpan;
+  if (!quoted && isCmdletCall(t, start, end)) return ASSIGNMENT_REJECTED;
   if (quoted && (lowerKey === 'key' || lowerKey === 'name')) {
     const r = scanNameValuePair(st, start, end);
     if (r >= 0) return r;
@@ -576,6 +593,41 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
   if (xml && t.charCodeAt(end) !== 60) return ASSIGNMENT_REJECTED;
   if (!emitValue(st, kind, start, end, quoted || xml)) return ASSIGNMENT_REJECTED;
   return quoted ? end + 1 : end;
+}
+
+/** True when the word before the key word [s, e) (one blank between) makes a non-secret name: `sort key`, `page token`. */
+function compoundIsNotSecret(t: string, s: number, e: number): boolean {
+  if (s < 2 || t.charCodeAt(s - 1) !== 32) return false;
+  let p = s - 1;
+  while (p > 0 && s - p < 24 && isAlnum(t.charCodeAt(p - 1))) p--;
+  return p < s - 1 && keyKind(t.slice(p, s - 1) + t.slice(s, e)) === 0;
+}
+
+/** `--name` or a PowerShell-style `-Name` (at least three letters, after a blank): a command-line flag. */
+function isFlagName(t: string, s: number): boolean {
+  if (s < 1 || t.charCodeAt(s - 1) !== 45) return false;
+  const p = s >= 2 ? t.charCodeAt(s - 2) : 32;
+  return p === 45 || p === 32 || p === 9;
+}
+
+/** `$pw = ConvertTo-SecureString "…"`, `$c = Get-Credential -UserName …`: a cmdlet call, not the value itself. */
+function isCmdletCall(t: string, s: number, e: number): boolean {
+  if (!/^[A-Z][A-Za-z]+-[A-Z][A-Za-z]+$/.test(t.slice(s, e))) return false;
+  let k = e;
+  while (t.charCodeAt(k) === 32) k++;
+  const c = t.charCodeAt(k);
+  return k > e && (c === 34 || c === 39 || c === 45 || c === 36 || c === 40);
+}
+
+/** `ConvertTo-SecureString -String "…" -AsPlainText`: the plain text handed to the cmdlet. */
+function isSecureStringArgument(t: string, ks: number, keyName: string): boolean {
+  return (
+    keyName.toLowerCase() === '-string' &&
+    t
+      .slice(Math.max(0, ks - 24), ks)
+      .toLowerCase()
+      .includes('securestring')
+  );
 }
 
 function isIdentifiedBy(t: string, s: number, e: number): boolean {
@@ -743,13 +795,32 @@ export const PASSWORD_MENTION_WORDS = [
   'passwort',
   'passcode',
   'passphrase',
+  'passwd',
   'pwd',
+  'pw',
   'contraseña',
   'contrasena',
+  'contrasenya',
+  'clave',
   'senha',
   'wachtwoord',
   'kennwort',
   'passe',
   'parola',
+  'hasło',
+  'haslo',
+  'lösenord',
+  'losenord',
+  'salasana',
+  'heslo',
+  'jelszó',
+  'jelszo',
+  'şifre',
+  'sifre',
+  'passord',
+  'adgangskode',
   'пароль',
+  'парола',
+  'лозинка',
+  'κωδικός',
 ];

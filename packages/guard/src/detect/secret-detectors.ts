@@ -67,7 +67,14 @@ export function scanSecretAt(st: ScanState, i: number, c: number): number {
     case 103: // g
       if (t.charCodeAt(i + 1) === 104 && t.charCodeAt(i + 3) === 95) return githubToken(st, i);
       if (t.startsWith('github_pat_', i)) return githubPat(st, i);
+      if (t.startsWith('glpat-', i)) return prefixedPassword(st, i, 6, BASE64URL, 20);
       return -1;
+    case 110: // n
+      return t.startsWith('npm_', i) ? prefixedPassword(st, i, 4, ALNUM, 36) : -1;
+    case 112: // p
+      return t.startsWith('pypi-AgE', i) ? prefixedPassword(st, i, 5, BASE64URL, 50) : -1;
+    case 71: // G
+      return t.startsWith('GOCSPX-', i) ? prefixedPassword(st, i, 7, BASE64URL, 24) : -1;
     case 115: // s
     case 114: // r
       if (t.charCodeAt(i + 1) !== 107) return -1;
@@ -84,6 +91,18 @@ export function scanSecretAt(st: ScanState, i: number, c: number): number {
     default:
       return -1;
   }
+}
+
+/**
+ * Tokens of services without a type of their own, labelled GENERIC_PASSWORD: GitLab personal access tokens
+ * (glpat-), npm (npm_), PyPI (pypi-AgE…) and Google OAuth client secrets (GOCSPX-).
+ */
+function prefixedPassword(st: ScanState, i: number, prefix: number, table: Uint8Array, minBody: number): number {
+  if (!st.sel.password) return -1;
+  const t = st.text;
+  const end = runEnd(t, i + prefix, table, 400);
+  if (end - i - prefix < minBody || isAlnumUnderscore(t.charCodeAt(end))) return -1;
+  return emitSecret(st, 'GENERIC_PASSWORD', i, end, t.slice(i + prefix, end));
 }
 
 function awsKey(st: ScanState, i: number): number {

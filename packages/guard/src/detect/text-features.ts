@@ -174,6 +174,8 @@ export function isPlaceholderValue(value: string): boolean {
   // $VAR, ${VAR}, <VAR>, {{VAR}}, [VAR], %(VAR)s, %VAR%
   if (first === 36 || first === 60 || first === 123 || first === 91 || first === 37) return true;
   if (len <= 12 && PLACEHOLDER_EXACT.has(value.slice(s, e).toLowerCase())) return true;
+  // AWS's documentation keys end in EXAMPLE / EXAMPLEKEY (wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY).
+  if (len >= 16 && value.includes('EXAMPLE')) return true;
   if (first === 112 || first === 111 || first === 101 || first === 80 || first === 79 || first === 69) {
     const head = value.slice(s, s + 12).toLowerCase();
     if (head.startsWith('process.env') || head.startsWith('os.environ') || head.startsWith('env(')) return true;
