@@ -1,10 +1,14 @@
 // Tracking-event ingestion over HTTP: batches of 100 events, autocannon in this process, the service in its own
 // (`keel start geo`), on SQLite and (when reachable) PostgreSQL. Every 202 means the batch is committed.
 //   npx node bench/geo-events.ts [--duration 15] [--connections 32] [--postgres postgres://…]
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startGeo } from './lib/geo-process.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
+
+/** Other work on the machine skews every figure: the 1-minute load average when this run began. */
+const loadAtStart = os.loadavg()[0].toFixed(1);
 
 const { values } = parseArgs({
   options: {
@@ -76,7 +80,7 @@ const table = [
 ].join('\n');
 const markdown = `## geo — tracking-event ingestion
 
-\`npx node bench/geo-events.ts --duration ${duration} --connections ${connections}\` — ${machineLine()}
+\`npx node bench/geo-events.ts --duration ${duration} --connections ${connections}\` — ${machineLine()}, load average ${loadAtStart} at start
 
 POST /api/v2/geo/events with batches of ${BATCH} events (mixed pageviews and events, half with analytics consent,
 AI referrals), ${connections} connections, ${duration} s after a 3 s warm-up; the service runs in its own process

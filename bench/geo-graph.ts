@@ -2,9 +2,13 @@
 // validated, cycle-checked and written in one transaction; the service in its own process (SQLite, and
 // PostgreSQL when reachable). Also times the rejection of the same graph with one cycle-closing relation.
 //   npx node bench/geo-graph.ts [--targets 10000] [--relations 50000] [--runs 3]
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startGeo } from './lib/geo-process.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
+
+/** Other work on the machine skews every figure: the 1-minute load average when this run began. */
+const loadAtStart = os.loadavg()[0].toFixed(1);
 
 const { values } = parseArgs({
   options: {
@@ -119,7 +123,7 @@ const sqlite = rows[0]!;
 const met = sqlite.median <= TARGET_MS;
 const markdown = `## geo — target-graph import
 
-\`npx node bench/geo-graph.ts --targets ${TARGETS} --relations ${RELATIONS} --runs ${RUNS}\` — ${machineLine()}
+\`npx node bench/geo-graph.ts --targets ${TARGETS} --relations ${RELATIONS} --runs ${RUNS}\` — ${machineLine()}, load average ${loadAtStart} at start
 
 One POST /api/v1/geo/target-graph importing ${TARGETS.toLocaleString('en')} targets and ${RELATIONS.toLocaleString('en')} relations (a random DAG)
 into an empty graph: parsed, validated, cycle-checked over the whole graph and written in one transaction, timed

@@ -20,17 +20,20 @@ const MAX_GROUP_ROWS = 5000;
 export class EventWriter {
   readonly #db: Kysely<GeoDb>;
   #pending: PendingWrite[] = [];
-  #running = false;
+  #running = 0;
+  readonly #maxConcurrent: number;
 
-  constructor(db: Kysely<GeoDb>) {
+  /** `concurrency`: groups committed at once (SQLite serializes writers anyway; PostgreSQL commits in parallel). */
+  constructor(db: Kysely<GeoDb>, concurrency = 4) {
     this.#db = db;
+    this.#maxConcurrent = concurrency;
   }
 
   write(rows: readonly EventRow[]): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ rows, resolve, reject });
-      if (!this.#running) {
-        this.#running = true;
+      if (this.#running < this.#maxConcurrent) {
+        this.#running++;
         setImmediate(() => void this.#drain());
       }
     });
@@ -70,7 +73,7 @@ export class EventWriter {
         }
       }
     } finally {
-      this.#running = false;
+      this.#running--;
     }
   }
 }

@@ -1,6 +1,7 @@
 import { fromJsonColumn, runIdempotent, toIsoString } from '@keel/core';
 import type { Insertable, Selectable, Transaction } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
+import { bodyFingerprint } from '../canonical.ts';
 import type { GeoContext } from '../context.ts';
 import type { GeoDb, RelationTable, TargetTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
@@ -389,7 +390,11 @@ export async function mutateGraph(
   const project = projectKey(mutation.projectId);
   return runIdempotent(
     ctx.db,
-    { scope: `${principal.tenantId}|POST /api/v1/geo/target-graph`, key: idempotencyKey, payload: rawBody },
+    {
+      scope: `${principal.tenantId}|POST /api/v1/geo/target-graph`,
+      key: idempotencyKey,
+      payload: bodyFingerprint(rawBody),
+    },
     async (trx) => {
       await lockWorkspaceGraph(trx, mutation.workspaceId);
       const now = ctx.now().toISOString();
