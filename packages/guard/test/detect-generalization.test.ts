@@ -136,6 +136,7 @@ describe('mail headers: message and part ids are not e-mail addresses', () => {
       '{"message_id": "<9f2c.1717@mailer.example.com>", "status": "sent"}',
       'msgid=<a7b8c9@smtp.example.org> delivered',
       'X-Original-Message-ID: <orig-77@list.example.com>',
+      'the message id <abc.123@mail.example.com> bounced twice',
     ]);
     expectFound([['{"from": "<anna@example.com>", "message_id": "<x@y.example.com>"}', 'EMAIL:anna@example.com']]);
   });
@@ -214,6 +215,9 @@ describe('URL- and form-encoded values', () => {
       ],
       ['q=call%20me%20at%20%2B1%20415%20555%202671%20tomorrow', 'PHONE_NUMBER:%2B1%20415%20555%202671'],
       ['phone=415+555+2671&name=Jo+Smith', 'PHONE_NUMBER:415+555+2671'],
+      ['iban=DE89+3704+0044+0532+0130+00&name=Jane+Doe', 'IBAN:DE89+3704+0044+0532+0130+00'],
+      ['checkout?card=4111+1111+1111+1111&exp=12%2F27', 'CREDIT_CARD:4111+1111+1111+1111'],
+      ['email=jane+tag@example.com&x=1', 'EMAIL:jane+tag@example.com'],
       [
         '{"body":"first=Ana&contact_email=ana.souza%40uol.com.br&tel=%2B55%2011%2091234-5678"}',
         'EMAIL:ana.souza%40uol.com.br',
@@ -284,6 +288,8 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
       ['salasana on Kesä2024!x', 'GENERIC_PASSWORD:Kesä2024!x'],
       ['la password del DB di staging è Vesuvio!77', 'GENERIC_PASSWORD:Vesuvio!77'],
       ['пароль: Zima2024!', 'GENERIC_PASSWORD:Zima2024!'],
+      ['รหัสผ่านคือ Abc12345', 'GENERIC_PASSWORD:Abc12345'],
+      ['şifre: Istanbul34!', 'GENERIC_PASSWORD:Istanbul34!'],
     ]);
     expectNone('GENERIC_PASSWORD', [
       'Kennwort vergessen? Klicken Sie hier.',
@@ -340,6 +346,8 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
       'The token expires at: 2024-06-01T10:00:00Z',
       'The secret: always test your backups.',
       'Use the next page token from the response: see the docs',
+      'key findings: Revenue2024 grew in every region',
+      'the key takeaway: Customers2024 prefer self-service',
       'sort key: created_at_2024',
     ]);
   });

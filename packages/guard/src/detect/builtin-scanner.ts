@@ -1,7 +1,7 @@
 // The built-in detectors' single pass: one walk over the text that dispatches on trigger characters (`@`, `+`,
 // `(`, `-----BEGIN`, `::`) and on each word's first characters (digits, capitals + digits, literal secret
 // prefixes, key names, injection trigger words). Each detector returns where the walk resumes.
-import { foldCase, hashStep, hashWord, isDigit, isUpper, WORD_KIND, WORD_TABLE } from './chars.ts';
+import { foldCase, hashStep, hashWord, isAlnum, isDigit, isUpper, WORD_KIND, WORD_TABLE } from './chars.ts';
 import { scanCjkKeywords } from './cjk-keywords.ts';
 import { scanAttachedMysqlPassword, scanEchoPipe, scanNetUser, scanPgpassLine } from './command-credentials.ts';
 import { LOGIN_WORDS, SECRET_MENTION_WORDS, scanLoginPair, scanSecretMention } from './credential-prose.ts';
@@ -155,6 +155,28 @@ for (const w of [
 ]) {
   if (w.length <= MAX_TRIGGER_LENGTH)
     TRIGGER_SHAPES[shapeOf(w.charCodeAt(0), w.charCodeAt(w.length - 1), w.length)] = 1;
+}
+
+/**
+ * `iban=DE89+3704+…`, `name=Jane+Doe`: a `+` between letters or digits of a form value stands for a blank. A raw
+ * `@` in the token says it is not form-encoded (`jane+tag@…`, `<CAF=x+y@mail.gmail.com>`).
+ */
+function isFormBlank(t: string, i: number): boolean {
+  if (i === 0 || !isAlnum(t.charCodeAt(i - 1)) || !isAlnum(t.charCodeAt(i + 1))) return false;
+  let assigned = false;
+  for (let k = i - 1; k >= 0 && i - k < 80; k--) {
+    const c = t.charCodeAt(k);
+    if (c === 64) return false;
+    if (c === 61) assigned = true;
+    if (c <= 32 || c === 34 || c === 39 || c === 60 || c === 62 || c === 40) break;
+  }
+  if (!assigned) return false;
+  for (let k = i + 1; k < t.length && k - i < 80; k++) {
+    const c = t.charCodeAt(k);
+    if (c === 64) return false;
+    if (c <= 32 || c === 34 || c === 39 || c === 60 || c === 62 || c === 38) break;
+  }
+  return true;
 }
 
 /** `pw` and the `BY` of SQL's IDENTIFIED BY. */
@@ -371,6 +393,7 @@ function walk(st: ScanState, deadline?: number): void {
       case 43: // +
       case 40: // (
         if (i + 1 < n && isDigit(t.charCodeAt(i + 1)) && numberBoundaryBefore(t, i)) r = scanNumberRun(st, i);
+        else if (c === 43 && i >= st.decodedUntil && isFormBlank(t, i)) scanEncodedToken(st, i, walk);
         break;
       case 45: // -
         if (t.charCodeAt(i + 1) === 45) r = scanPrivateKey(st, i);

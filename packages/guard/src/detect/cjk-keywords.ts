@@ -33,12 +33,12 @@ const FIRST = new Uint8Array(65536);
 for (const [w] of KEYWORDS) FIRST[w.charCodeAt(0)] = 1;
 
 /**
- * What may stand between a keyword and its value: particles and copulas (は が を も 是 为 는 은 이 가 을 를 로),
+ * What may stand between a keyword and its value: particles and copulas (は が を も 是 为 는 은 이 가 을 를 로, Thai คือ),
  * "changed/set to" (改为 设置为 更改为 变更为 改成), colons, equals signs and blanks. Anything else (a verb such as
  * 忘れ "forgot", a noun) means the keyword is not followed by its value.
  */
 const GAP = new Set(
-  [...'はがをもにで是为為는은이가을를로으改设設置更变變新重成：:=＝ \u3000'].map((ch) => ch.charCodeAt(0)),
+  [...'はがをもにで是为為는은이가을를로으改设設置更变變新重成คือ：:=＝ \u3000'].map((ch) => ch.charCodeAt(0)),
 );
 const MAX_GAP = 6;
 

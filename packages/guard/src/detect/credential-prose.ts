@@ -214,9 +214,32 @@ export function scanSecretMention(st: ScanState, s: number, e: number): number {
     while (v < st.n && isBlank(t.charCodeAt(v))) v++;
     if (!readToken(t, v)) return -1;
     const { start, end, quoted } = token;
-    if (knownSecretPrefixAt(t, start)) return -1;
+    if (knownSecretPrefixAt(t, start) || !looksGenerated(t, start, end)) return -1;
     if (!emitValue(st, STRONG_SECRET, start, end, quoted)) return -1;
     return quoted ? end + 1 : end;
   }
   return -1;
+}
+
+function classOf(c: number): number {
+  if (c >= 97 && c <= 122) return 1;
+  if (c >= 65 && c <= 90) return 2;
+  if (c >= 48 && c <= 57) return 3;
+  return 4;
+}
+
+/**
+ * True when a value named in prose looks generated rather than written: its character classes change often
+ * (`RWM9cZa12QOWeY`), unlike a word with a number (`Customers2024`, "key findings: Revenue2024 …").
+ */
+function looksGenerated(t: string, s: number, e: number): boolean {
+  if (e - s < 8) return false;
+  let changes = 0;
+  let prev = classOf(t.charCodeAt(s));
+  for (let k = s + 1; k < e; k++) {
+    const c = classOf(t.charCodeAt(k));
+    if (c !== prev) changes++;
+    prev = c;
+  }
+  return changes >= 3 && changes * 5 >= e - s;
 }

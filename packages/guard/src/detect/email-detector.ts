@@ -56,6 +56,21 @@ function isIdKey(t: string, s: number, e: number): boolean {
   return ID_KEYS.has(key) || key.endsWith('messageid') || key.endsWith('contentid');
 }
 
+/** "the message id <…@…> bounced", "Message-ID <…>": id words right before a bracketed id, without a colon. */
+function idWordsBefore(t: string, k: number): boolean {
+  let e = k;
+  let s = e;
+  while (s > 0 && e - s < 24 && (isAlnum(t.charCodeAt(s - 1)) || t.charCodeAt(s - 1) === 45)) s--;
+  if (s === e) return false;
+  if (isIdKey(t, s, e)) return true;
+  if (t.slice(s, e).toLowerCase() !== 'id' || t.charCodeAt(s - 1) !== 32) return false;
+  e = s - 1;
+  s = e;
+  while (s > 0 && e - s < 12 && isAlnum(t.charCodeAt(s - 1))) s--;
+  const word = t.slice(s, e).toLowerCase();
+  return word === 'message' || word === 'msg' || word === 'content';
+}
+
 /**
  * True when the address-like text starting at `s` is a message or MIME part id: `cid:…@…`, or the value of a
  * Message-ID, In-Reply-To, References or Content-ID header or key (`"message_id": "<…@…>"`), including the later
@@ -74,7 +89,8 @@ function isMessageId(t: string, s: number): boolean {
     const scheme = t.slice(k - 4, k - 1).toLowerCase();
     if (scheme === 'cid' || scheme === 'mid') return true;
   }
-  if (t.charCodeAt(k - 1) === 60) k--;
+  const bracketed = t.charCodeAt(k - 1) === 60;
+  if (bracketed) k--;
   for (;;) {
     // Blanks and quotes; a line break only where the line after it is a folded continuation.
     while (k > limit) {
@@ -92,7 +108,7 @@ function isMessageId(t: string, s: number): boolean {
       k = open;
       continue;
     }
-    if (c !== 58 && c !== 61) return false;
+    if (c !== 58 && c !== 61) return bracketed && idWordsBefore(t, k);
     k--;
     while (k > limit && (t.charCodeAt(k - 1) === 32 || t.charCodeAt(k - 1) === 34 || t.charCodeAt(k - 1) === 39)) k--;
     const keyEnd = k;

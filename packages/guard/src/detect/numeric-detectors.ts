@@ -427,6 +427,13 @@ const VERSION_AFTER_LEX = lexicon(
     'lts',
     'sdk',
     'runtime',
+    // "… 12.4.1.3 hereof": a contract's own sections
+    'hereof',
+    'herein',
+    'hereunder',
+    'hereto',
+    'thereof',
+    'thereunder',
   ],
 );
 
