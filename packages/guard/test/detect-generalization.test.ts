@@ -256,6 +256,17 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
       ['my password Kestrel!88 stopped working', 'GENERIC_PASSWORD:Kestrel!88'],
       ['pw Kestrel!88', 'GENERIC_PASSWORD:Kestrel!88'],
       ['Thanks for the help yesterday. password: Quokka#2041', 'GENERIC_PASSWORD:Quokka#2041'],
+      ['The wifi name is CoffeeHouse and the password is latte2024', 'GENERIC_PASSWORD:latte2024'],
+      ['my password was changed to sunshine99 yesterday', 'GENERIC_PASSWORD:sunshine99'],
+      ['Das Passwort lautet katze2023', 'GENERIC_PASSWORD:katze2023'],
+    ]);
+    expectNone('GENERIC_PASSWORD', [
+      'the password is case-sensitive',
+      'the password is Incorrect',
+      'Password is 8chars min',
+      'your password is required.',
+      'Passwords are stored as bcrypt hashes',
+      'the password is v1.2.3',
     ]);
   });
 
@@ -288,6 +299,7 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
       ['salasana on Kesä2024!x', 'GENERIC_PASSWORD:Kesä2024!x'],
       ['la password del DB di staging è Vesuvio!77', 'GENERIC_PASSWORD:Vesuvio!77'],
       ['пароль: Zima2024!', 'GENERIC_PASSWORD:Zima2024!'],
+      ['Пароль от личного кабинета: Ivan#2024, спасибо', 'GENERIC_PASSWORD:Ivan#2024'],
       ['รหัสผ่านคือ Abc12345', 'GENERIC_PASSWORD:Abc12345'],
       ['şifre: Istanbul34!', 'GENERIC_PASSWORD:Istanbul34!'],
     ]);
@@ -319,6 +331,7 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
         'GENERIC_PASSWORD:gh0stRider99!',
       ],
       ["echo 'ops:Rotat3d!Key' | sudo chpasswd", 'GENERIC_PASSWORD:Rotat3d!Key'],
+      ["redis-cli -h cache.internal -a 'R3dis!Auth' ping", 'GENERIC_PASSWORD:R3dis!Auth'],
     ]);
     expectNone('GENERIC_PASSWORD', [
       'net user jdoe /domain',
@@ -326,6 +339,7 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
       'echo "hello world" | grep hello',
       'echo $PASSWORD | docker login -u ci --password-stdin',
       'mysql -u root -p -h db.internal',
+      'tar -a -cf backup.tar.gz data',
       'mysql -u root -p$MYSQL_ROOT_PASSWORD',
       '2024:01:15:10:30 job finished',
       'Get-Credential -UserName admin -Message "Enter your password"',

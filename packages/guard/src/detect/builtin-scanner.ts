@@ -186,10 +186,10 @@ function isShortKey(t: string, i: number): boolean {
   return (a === 112 && b === 119) || (a === 98 && b === 121);
 }
 
-/** `-u` / `-p` command-line flags (curl, mysql, sshpass). */
+/** `-u` / `-p` / `-a` command-line flags (curl, mysql, sshpass, redis-cli). */
 function isCliFlag(t: string, i: number): boolean {
   const c = t.charCodeAt(i);
-  return (c === 117 || c === 112) && i >= 2 && t.charCodeAt(i - 1) === 45 && t.charCodeAt(i - 2) === 32;
+  return (c === 117 || c === 112 || c === 97) && i >= 2 && t.charCodeAt(i - 1) === 45 && t.charCodeAt(i - 2) === 32;
 }
 
 /** An IPv6 address may start here: not in the middle of another colon run (host:fd00::1 is fine, a:b:c is not). */

@@ -80,10 +80,13 @@ export function isBase64Url(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45;
 }
 
-/** Folds ASCII and Latin-1 upper-case letters to lower case; other code units pass through. */
+/** Folds ASCII, Latin-1, Greek and Cyrillic upper-case letters to lower case; other code units pass through. */
 export function foldCase(c: number): number {
-  if (c >= 65 && c <= 90) return c + 32;
+  if (c < 128) return c >= 65 && c <= 90 ? c + 32 : c;
   if (c >= 0xc0 && c <= 0xde && c !== 0xd7) return c + 32;
+  if (c >= 0x410 && c <= 0x42f) return c + 32; // А–Я
+  if (c >= 0x400 && c <= 0x40f) return c + 80; // Ѐ–Џ
+  if (c >= 0x391 && c <= 0x3a9 && c !== 0x3a2) return c + 32; // Α–Ω
   return c;
 }
 

@@ -418,11 +418,12 @@ function scanCredentialCall(st: ScanState, s: number, e: number): number {
 
 /**
  * Command-line credentials: `-u user:pass` / `--user user:pass` (curl), `-p 'pass'` / `-p'pass'` (mysql,
- * sshpass). `s` is the flag letter's position. Returns the resume position or -1.
+ * sshpass), `-a pass` (redis-cli). `s` is the flag letter's position. Returns the resume position or -1.
  */
 export function scanCliCredential(st: ScanState, s: number, e: number): number {
   const t = st.text;
   const flag = t.charCodeAt(s) | 32;
+  if (flag === 97 && !t.slice(Math.max(0, t.lastIndexOf('\n', s) + 1), s).includes('redis-cli')) return -1;
   let k = e;
   const attached = t.charCodeAt(k) === 34 || t.charCodeAt(k) === 39;
   if (!attached) {
@@ -679,6 +680,7 @@ export function scanPasswordMention(st: ScanState, e: number): number {
   const limit = Math.min(st.n, e + 110);
   let j = e;
   let words = 0;
+  let adjacent = true;
   while (j < limit && words < 12) {
     while (j < limit && (t.charCodeAt(j) === 32 || t.charCodeAt(j) === 9)) j++;
     if (j >= limit || t.charCodeAt(j) === 10) return -1;
@@ -693,9 +695,13 @@ export function scanPasswordMention(st: ScanState, e: number): number {
     while (a < b && isWrapper(t.charCodeAt(a))) a++;
     while (b > a && (isWrapper(t.charCodeAt(b - 1)) || isSentenceEnd(t.charCodeAt(b - 1)))) b--;
     const w = t.slice(a, b);
-    if (FREE_TEXT_STOP.has(w.toLowerCase())) continue;
+    const lower = w.toLowerCase();
+    if (FREE_TEXT_STOP.has(lower)) continue;
+    if (COPULAS.has(lower) || w.length === 0) continue;
     if (knownSecretPrefixAt(t, a)) return -1;
-    if (passwordLike(w)) {
+    // Right after "password is" / "passwort ist" / "password changed to", letters with digits or symbols are
+    // enough (latte2024); further on, the word must look like a password by itself.
+    if (passwordLike(w) || (adjacent && copulaValueLike(w))) {
       // A mixed password named as one blocks like an assigned one; a word-only passphrase in prose is masked.
       const strong = charClassCount(w) >= 3 && w.length >= 8;
       st.emit(
@@ -707,8 +713,61 @@ export function scanPasswordMention(st: ScanState, e: number): number {
       );
       return b;
     }
+    adjacent = false;
   }
   return -1;
+}
+
+/** Copulas and the verbs of "set / changed / reset … to", in the languages of the mention words. */
+const COPULAS = new Set([
+  'now',
+  'still',
+  'as',
+  'set',
+  'changed',
+  'reset',
+  'updated',
+  'ist',
+  'lautet',
+  'war',
+  'est',
+  'était',
+  'es',
+  'era',
+  'é',
+  'è',
+  'är',
+  'var',
+  'er',
+  'on',
+  'oli',
+  'jest',
+  'je',
+  'az',
+  'is:',
+  '-',
+  '—',
+  '–',
+  '=',
+]);
+
+/** A value right after a copula: letters with digits, or letters with a symbol other than a hyphen or dot. */
+function copulaValueLike(w: string): boolean {
+  if (w.length < 6 || w.length > 64) return false;
+  let letters = false;
+  let digits = false;
+  let symbols = false;
+  for (let k = 0; k < w.length; k++) {
+    const c = w.charCodeAt(k);
+    if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) letters = true;
+    else if (c >= 48 && c <= 57) digits = true;
+    else if (c !== 45 && c !== 46) symbols = true;
+  }
+  if (!letters || !(digits || symbols)) return false;
+  if (/[{}<>=\\/]/.test(w) || looksLikeUrlOrPath(w) || isPlaceholderValue(w)) return false;
+  if (w.includes('@') && /@[A-Za-z0-9-]+\.[A-Za-z]/.test(w)) return false;
+  // Versions (v1.2.3) and counts with a unit ("8chars", "12characters") are not values.
+  return !/^v?\d+(?:[.\-:/]\d+)+[a-z-]*$/i.test(w) && !/^\d+[a-z]+$/i.test(w);
 }
 
 /**
