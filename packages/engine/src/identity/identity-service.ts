@@ -1,4 +1,5 @@
-import { checkOutboundUrl, constantTimeEqual, fromJsonColumn, generateKey, sha256Hex, toIsoString } from '@keel/core';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { checkOutboundUrl, fromJsonColumn, generateKey, sha256Hex, toIsoString } from '@keel/core';
 import type { Kysely } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import { newId } from '../ids.ts';
@@ -276,7 +277,9 @@ export async function ensureFirstRealm(
 export async function exchangeToken(rt: RuntimeContext, accessKey: string, secretKey: string) {
   const row = await findCredential(rt.db, accessKey);
   // Compare digests in constant time even when the key is unknown, so timing does not tell the two apart.
-  const matches = constantTimeEqual(sha256Hex(secretKey), row?.secret_hash ?? '0'.repeat(64));
+  const presented = createHash('sha256').update(secretKey).digest();
+  const stored = Buffer.from(row?.secret_hash ?? '', 'hex');
+  const matches = stored.length === 32 && timingSafeEqual(presented, stored);
   if (!row || !matches) throw RuntimeErrors.invalidCredentials();
   const now = rt.clock();
   if (row.revoked_at !== null || row.identity_status !== 'active') throw RuntimeErrors.invalidCredentials();

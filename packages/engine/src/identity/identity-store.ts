@@ -2,6 +2,7 @@ import type { Executor } from '@keel/core';
 import type { Insertable, Selectable } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import type { AccessKeyTable, IdentityTable, RealmTable } from '../runtime/db-tables.ts';
+import { param, preparedQuery } from '../runtime/prepared.ts';
 
 type Db = Executor<EngineDb>;
 export type RealmRow = Selectable<RealmTable>;
@@ -117,9 +118,8 @@ export async function insertAccessKey(db: Db, row: Insertable<AccessKeyTable>): 
   await db.insertInto('access_key').values(row).execute();
 }
 
-/** The key pair and its identity, looked up by the public access key. */
-export async function findCredential(db: Db, accessKey: string) {
-  return db
+const credentialQuery = preparedQuery((db) =>
+  db
     .selectFrom('access_key as k')
     .innerJoin('identity as i', 'i.id', 'k.identity_id')
     .leftJoin('realm_member as m', (join) =>
@@ -138,13 +138,16 @@ export async function findCredential(db: Db, accessKey: string) {
       'm.role',
       'r.status as realm_status',
     ])
-    .where('k.access_key', '=', accessKey)
-    .executeTakeFirst();
+    .where('k.access_key', '=', param('accessKey')),
+);
+
+/** The key pair and its identity, looked up by the public access key (a prepared query: the token hot path). */
+export async function findCredential(db: Db, accessKey: string) {
+  return (await credentialQuery(db, { accessKey }))[0];
 }
 
-/** The current standing of a key pair (for tokens already issued): revoked, expired, identity disabled, role. */
-export async function findKeyStanding(db: Db, keyId: string) {
-  return db
+const standingQuery = preparedQuery((db) =>
+  db
     .selectFrom('access_key as k')
     .innerJoin('identity as i', 'i.id', 'k.identity_id')
     .leftJoin('realm_member as m', (join) =>
@@ -161,8 +164,12 @@ export async function findKeyStanding(db: Db, keyId: string) {
       'm.role',
       'r.status as realm_status',
     ])
-    .where('k.id', '=', keyId)
-    .executeTakeFirst();
+    .where('k.id', '=', param('keyId')),
+);
+
+/** The current standing of a key pair (for tokens already issued): revoked, expired, identity disabled, role. */
+export async function findKeyStanding(db: Db, keyId: string) {
+  return (await standingQuery(db, { keyId }))[0];
 }
 
 export async function touchAccessKey(db: Db, keyId: string, now: string): Promise<void> {

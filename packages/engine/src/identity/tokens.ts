@@ -29,12 +29,16 @@ export interface TokenService {
 
 interface SigningKey {
   kid: string;
-  secret: Uint8Array;
+  /** Imported once: signing with raw bytes would import the key on every token. */
+  secret: Promise<CryptoKey>;
 }
 
 function signingKey(hex: string): SigningKey {
   const secret = Buffer.from(hex, 'hex');
-  return { kid: createHash('sha256').update(secret).digest('hex').slice(0, 16), secret: new Uint8Array(secret) };
+  return {
+    kid: createHash('sha256').update(secret).digest('hex').slice(0, 16),
+    secret: crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']),
+  };
 }
 
 /** Derives a signing key from the secret-box key (used when no dedicated key is configured, e.g. in tests). */
@@ -107,7 +111,7 @@ export function createTokenService(options: {
         .setIssuedAt(iat)
         .setExpirationTime(exp)
         .setJti(randomUUID())
-        .sign(current.secret);
+        .sign(await current.secret);
       return { token, expiresIn: ttlSeconds, expiresAt: exp * 1000 };
     },
     async verify(token) {
@@ -123,7 +127,7 @@ export function createTokenService(options: {
       try {
         const result = await jwtVerify(
           token,
-          (header) => {
+          async (header) => {
             const key = typeof header.kid === 'string' ? keys.get(header.kid) : undefined;
             if (!key) throw new errors.JWKSNoMatchingKey();
             return key.secret;

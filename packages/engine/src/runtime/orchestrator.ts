@@ -1,5 +1,6 @@
-import type { IdempotentResponse } from '@keel/core';
+import type { Executor, IdempotentResponse } from '@keel/core';
 import { type AgentRuntime, loadAgent, resolveAgent } from '../agents/agent-service.ts';
+import type { EngineDb } from '../db/schema.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { realmHasKnowledge, searchKnowledgeRows } from '../knowledge/knowledge-service.ts';
@@ -19,11 +20,43 @@ import {
 } from './actions.ts';
 import type { FlowSelection, RunContext } from './extensions.ts';
 import { checkJson } from './json-bounds.ts';
+import { param, preparedQuery } from './prepared.ts';
 import { BudgetExceeded, createRunBudget, type RunBudget } from './run-budget.ts';
 import { claimRun, type RunClaim } from './run-idempotency.ts';
 import type { RuntimeContext } from './runtime-context.ts';
 import { RuntimeErrors } from './runtime-errors.ts';
 import { asksForSensitiveData } from './sensitive-data.ts';
+
+const EXECUTION_COLUMNS = [
+  'id',
+  'realm_id',
+  'agent_id',
+  'session_id',
+  'flow_id',
+  'kind',
+  'mode',
+  'status',
+  'trace_id',
+  'action_type',
+  'result',
+  'usage',
+  'pinned',
+  'error_code',
+  'created_by',
+  'created_at',
+  'completed_at',
+] as const;
+
+const executionInsert = preparedQuery((db) =>
+  db
+    .insertInto('execution')
+    .values(Object.fromEntries(EXECUTION_COLUMNS.map((column) => [column, param(column)])) as never),
+);
+
+/** Records a run (a prepared statement: one per turn). */
+function insertExecution(db: Executor<EngineDb>, row: Record<(typeof EXECUTION_COLUMNS)[number], unknown>) {
+  return executionInsert(db, row);
+}
 
 /** The runtime execute contract version; omitted means this one, any other pinned value is a 400. */
 export const CONTRACT_VERSION = '2026-08-22';
@@ -433,7 +466,9 @@ async function execute(
   const budget: RunBudget = createRunBudget(agent.settings, rt.clock);
   try {
     const history = session
-      ? await recentTurns(rt.db, session.id, rt.config.historyMessages)
+      ? session.messageCount > 0
+        ? await recentTurns(rt.db, session.id, rt.config.historyMessages)
+        : []
       : request.messages.slice(0, -1);
     const run: RunContext = {
       realmId,
@@ -494,35 +529,32 @@ async function execute(
     };
     const retain = agent.settings.data_handling === 'standard';
     await rt.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('execution')
-        .values({
-          id: executionId,
-          realm_id: realmId,
-          agent_id: agent.id,
-          session_id: session?.id ?? null,
-          flow_id: result.flow_id,
-          kind: request.kind,
-          mode: 'sync',
-          status: outcome.status,
-          trace_id: traceId,
-          action_type: action.type,
-          result: JSON.stringify(
-            retain ? result : { ...result, content: null, message: null, action: { ...action, content: null } },
-          ),
-          usage: result.usage ? JSON.stringify(result.usage) : null,
-          pinned: JSON.stringify({
-            contract_version: CONTRACT_VERSION,
-            prompt: outcome.diagnostics.prompt ?? null,
-            provider_id: outcome.diagnostics.provider_id ?? null,
-            flow: outcome.flow ? { id: outcome.flow.flowId, version: outcome.flow.version } : null,
-          }),
-          error_code: outcome.errorCode,
-          created_by: principal.identityId,
-          created_at: createdAt,
-          completed_at: createdAt,
-        })
-        .execute();
+      await insertExecution(trx, {
+        id: executionId,
+        realm_id: realmId,
+        agent_id: agent.id,
+        session_id: session?.id ?? null,
+        flow_id: result.flow_id,
+        kind: request.kind,
+        mode: 'sync',
+        status: outcome.status,
+        trace_id: traceId,
+        action_type: action.type,
+        result: JSON.stringify(
+          retain ? result : { ...result, content: null, message: null, action: { ...action, content: null } },
+        ),
+        usage: result.usage ? JSON.stringify(result.usage) : null,
+        pinned: JSON.stringify({
+          contract_version: CONTRACT_VERSION,
+          prompt: outcome.diagnostics.prompt ?? null,
+          provider_id: outcome.diagnostics.provider_id ?? null,
+          flow: outcome.flow ? { id: outcome.flow.flowId, version: outcome.flow.version } : null,
+        }),
+        error_code: outcome.errorCode,
+        created_by: principal.identityId,
+        created_at: createdAt,
+        completed_at: createdAt,
+      });
       if (session) {
         const expiresAt = new Date(rt.clock() + session.ttlSeconds * 1000).toISOString();
         if (retain && outcome.status === 'succeeded')

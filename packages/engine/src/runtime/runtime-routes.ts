@@ -115,7 +115,7 @@ export const RunResultSchema = component(
 
 const SDK_SCHEMAS = { execute_request: ExecuteBody, chat_request: ChatBody };
 
-const RUN_DOC = `Card numbers, CVV/CVC, one-time and 3-D Secure codes, payment tokens, raw tokens and API keys, passwords and full postal addresses in the input are rejected (400 RUNTIME_SENSITIVE_DATA_REJECTED, naming the category and path, never the value); answers that would ask for them are replaced. Caller-supplied provider, server or tool ids are ignored: the agent's configuration decides. Continuing a session needs its resume token (or the subject user's own token). Failures of the model provider are 502 (503 when max_latency_ms passes); settings bounds that stop a run (cost) give an ERROR action with status failed.`;
+const RUN_DOC = `A \`Server-Timing\` header gives the engine's own time and the time it waited for the model. Card numbers, CVV/CVC, one-time and 3-D Secure codes, payment tokens, raw tokens and API keys, passwords and full postal addresses in the input are rejected (400 RUNTIME_SENSITIVE_DATA_REJECTED, naming the category and path, never the value); answers that would ask for them are replaced. Caller-supplied provider, server or tool ids are ignored: the agent's configuration decides. Continuing a session needs its resume token (or the subject user's own token). Failures of the model provider are 502 (503 when max_latency_ms passes); settings bounds that stop a run (cost) give an ERROR action with status failed.`;
 
 export function registerRuntimeRoutes(app: App, rt: RuntimeContext): void {
   const ResultRef = ref<RunResult>('RtRunResult');
@@ -123,7 +123,17 @@ export function registerRuntimeRoutes(app: App, rt: RuntimeContext): void {
     request: Parameters<typeof sendIdempotent>[0],
     reply: Parameters<typeof sendIdempotent>[1],
     run: RunRequest,
-  ) => sendIdempotent(request, reply, await runTurn(rt, principalOf(request), run, request.id));
+  ) => {
+    const outcome = await runTurn(rt, principalOf(request), run, request.id);
+    // Server-Timing: the engine's own time for the turn and the time it waited for the model.
+    const providerMs = outcome.replayed ? 0 : Number(outcome.body.routing.provider_ms ?? 0);
+    const engineMs = Math.max(0, reply.elapsedTime - providerMs);
+    reply.header(
+      'server-timing',
+      `engine;dur=${engineMs.toFixed(2)}${outcome.replayed ? '' : `, provider;dur=${providerMs.toFixed(2)}`}`,
+    );
+    return sendIdempotent(request, reply, outcome);
+  };
 
   app.post(
     '/api/v1/runtime/execute',

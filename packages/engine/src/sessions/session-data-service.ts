@@ -9,6 +9,7 @@ import type { ChatTurn } from '../providers/model-clients.ts';
 import { loadProvider } from '../providers/provider-service.ts';
 import type { SessionMessageTable } from '../runtime/db-tables.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
+import { param, preparedQuery } from '../runtime/prepared.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { accessSession, effectiveStatus, MAX_SESSION_MESSAGES, type SessionRow } from './session-service.ts';
@@ -31,7 +32,38 @@ function toMessageView(row: MessageRow) {
   };
 }
 
-/** Appends messages to a session in a transaction (sequence numbers from the session's message count). */
+const countUpdate = preparedQuery((db) =>
+  db
+    .updateTable('runtime_session')
+    .set((eb) => ({
+      message_count: eb('message_count', '+', param<number>('added')),
+      updated_at: param('now'),
+      expires_at: eb.fn.coalesce(eb.val(param('expiresAt')), eb.ref('expires_at')),
+    }))
+    .where('id', '=', param('id'))
+    .where('message_count', '<=', param('maxBefore'))
+    .returning('message_count'),
+);
+
+const MESSAGE_COLUMNS = [
+  'id',
+  'session_id',
+  'realm_id',
+  'seq',
+  'role',
+  'content',
+  'execution_id',
+  'action_type',
+  'created_at',
+] as const;
+const messageInsert = preparedQuery((db) =>
+  db.insertInto('session_message').values(Object.fromEntries(MESSAGE_COLUMNS.map((c) => [c, param(c)])) as never),
+);
+
+/**
+ * Appends messages to a session in a transaction (prepared statements: every turn runs them). The count
+ * increment doubles as the per-session lock: concurrent turns get distinct, ordered sequence numbers.
+ */
 export async function appendMessages(
   trx: Executor<EngineDb>,
   session: { id: string; realm_id: string },
@@ -39,51 +71,43 @@ export async function appendMessages(
   now: string,
   expiresAt: string | null,
 ): Promise<number> {
-  // The increment doubles as the per-session lock: concurrent turns get distinct, ordered sequence numbers.
-  const updated = await trx
-    .updateTable('runtime_session')
-    .set((eb) => ({
-      message_count: eb('message_count', '+', messages.length),
-      updated_at: now,
-      ...(expiresAt ? { expires_at: expiresAt } : {}),
-    }))
-    .where('id', '=', session.id)
-    .where('message_count', '<=', MAX_SESSION_MESSAGES - messages.length)
-    .returning('message_count')
-    .executeTakeFirst();
+  const [updated] = await countUpdate(trx, {
+    added: messages.length,
+    now,
+    expiresAt,
+    id: session.id,
+    maxBefore: MAX_SESSION_MESSAGES - messages.length,
+  });
   if (!updated)
     throw RuntimeErrors.limit(`A session keeps at most ${MAX_SESSION_MESSAGES} messages: start a new session`);
   const first = Number(updated.message_count) - messages.length + 1;
-  if (messages.length > 0)
-    await trx
-      .insertInto('session_message')
-      .values(
-        messages.map((message, index) => ({
-          id: newId(),
-          session_id: session.id,
-          realm_id: session.realm_id,
-          seq: first + index,
-          role: message.role,
-          content: message.content,
-          execution_id: message.execution_id ?? null,
-          action_type: message.action_type ?? null,
-          created_at: now,
-        })),
-      )
-      .execute();
+  for (const [index, message] of messages.entries())
+    await messageInsert(trx, {
+      id: newId(),
+      session_id: session.id,
+      realm_id: session.realm_id,
+      seq: first + index,
+      role: message.role,
+      content: message.content,
+      execution_id: message.execution_id ?? null,
+      action_type: message.action_type ?? null,
+      created_at: now,
+    });
   return first;
 }
 
-/** The last `limit` messages of a session, oldest first, for the model. */
-export async function recentTurns(db: Executor<EngineDb>, sessionId: string, limit: number): Promise<ChatTurn[]> {
-  if (limit <= 0) return [];
-  const rows = await db
+const turnsQuery = preparedQuery((db) =>
+  db
     .selectFrom('session_message')
     .select(['role', 'content'])
-    .where('session_id', '=', sessionId)
+    .where('session_id', '=', param('sessionId'))
     .orderBy('seq', 'desc')
-    .limit(limit)
-    .execute();
+    .limit(param('limit')),
+);
+
+export async function recentTurns(db: Executor<EngineDb>, sessionId: string, limit: number): Promise<ChatTurn[]> {
+  if (limit <= 0) return [];
+  const rows = await turnsQuery(db, { sessionId, limit });
   return rows.reverse().map((row) => ({ role: row.role as ChatTurn['role'], content: row.content }));
 }
 

@@ -15,6 +15,7 @@ import { allows, type RuntimePrincipal, requirePermission } from '../identity/ro
 import { newId } from '../ids.ts';
 import type { RuntimeSessionTable } from '../runtime/db-tables.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
+import { param, preparedQuery } from '../runtime/prepared.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 
@@ -87,13 +88,17 @@ export function toSessionView(row: SessionRow, now: number) {
   };
 }
 
-export async function findSessionRow(db: Executor<EngineDb>, realmId: string, id: string) {
-  return db
-    .selectFrom('runtime_session')
-    .selectAll()
-    .where('realm_id', '=', realmId)
-    .where('id', '=', id.toLowerCase())
-    .executeTakeFirst();
+const sessionQuery = preparedQuery((db) =>
+  db.selectFrom('runtime_session').selectAll().where('realm_id', '=', param('realmId')).where('id', '=', param('id')),
+);
+
+/** A session of the realm by id (a prepared query: every turn reads it). */
+export async function findSessionRow(
+  db: Executor<EngineDb>,
+  realmId: string,
+  id: string,
+): Promise<SessionRow | undefined> {
+  return (await sessionQuery(db, { realmId, id: id.toLowerCase() }))[0];
 }
 
 function newResumeToken(): { token: string; hash: string } {
