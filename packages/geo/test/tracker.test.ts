@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { chromium } from 'playwright-core';
+import { buildGeo, testDatabaseTargets } from './helper.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** A customer's site on another origin that embeds the tracker. */
+async function customerSite(t: TestContext, trackerUrl: string, siteToken: string): Promise<string> {
+  const page = `<!doctype html><html><head><title>Shop</title>
+<script src="${trackerUrl}" data-site-token="${siteToken}"></script></head>
+<body><h1>Shop</h1></body></html>`;
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(page);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/products/42?utm_source=chatgpt.com`;
+}
+
+test('the tracker sends nothing before the consent call, then delivers queued events cross-origin (headless Chromium)', {
+  skip: fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (run .ci/install-chromium)`,
+}, async (t: TestContext) => {
+  const geo = await buildGeo(t, testDatabaseTargets()[0]!);
+  await geo.app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(geo.app.server.address() as AddressInfo).port}`;
+  const site = await customerSite(t, `${base}/api/v2/geo/tracker.js`, geo.a.siteToken);
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+  });
+  t.after(async () => {
+    await context.close();
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  const page = await context.newPage();
+  const posts: string[] = [];
+  page.on('request', (request) => {
+    if (request.url().includes('/api/v2/geo/events') && request.method() === 'POST')
+      posts.push(request.postData() ?? '');
+  });
+  await page.goto(site);
+  await page.waitForFunction(() => typeof (window as unknown as { keelGeo?: unknown }).keelGeo === 'object');
+  await page.evaluate(() => (window as any).keelGeo.track('add_to_cart', { sku: 'SKU-1' }));
+  await page.waitForTimeout(1500);
+  assert.deepEqual(posts, [], 'nothing is sent before keelGeo.consent(…)');
+  assert.equal((await geo.db.selectFrom('tracking_event').selectAll().execute()).length, 0);
+
+  const delivered = page.waitForResponse(
+    (response) => response.url().includes('/api/v2/geo/events') && response.request().method() === 'POST',
+  );
+  await page.evaluate(() => (window as any).keelGeo.consent(true));
+  const response = await delivered;
+  assert.equal(response.status(), 202);
+  assert.deepEqual(await response.json(), { accepted: 2, rejected: [] });
+  const rows = await geo.db.selectFrom('tracking_event').selectAll().orderBy('id').execute();
+  assert.deepEqual(
+    rows.map((row) => [row.kind, row.name, row.path, Number(row.consent)]),
+    [
+      ['pageview', null, '/products/42', 1],
+      ['event', 'add_to_cart', '/products/42', 1],
+    ],
+  );
+  assert.equal(rows[0]!.ai_engine, 'chatgpt', 'utm_source=chatgpt.com is an AI referral');
+  assert.deepEqual(JSON.parse(rows[1]!.properties ?? 'null'), { sku: 'SKU-1' });
+});
