@@ -397,6 +397,81 @@ for (const target of testDatabaseTargets()) {
       assert.equal(upstream.calls.length, 0);
     });
 
+    test('provider_region and data_handling: mismatched providers fail closed; no_retention stores no message text', async (t) => {
+      const engine = await shared.fresh();
+      const upstream = await startUpstream(t);
+      const token = engine.a.token;
+      const regional = await setupAgent(engine, engine.a, upstream.url, {
+        settings: { provider_region: 'eu-central-1' },
+      });
+      const wrongRegion = await engine.call('POST', '/api/v1/runtime/execute', {
+        token,
+        body: { agent_id: regional.agentId, input: { message: 'hi' } },
+      });
+      assert.equal(wrongRegion.status, 409);
+      assert.match(wrongRegion.body.error.message, /provider_region/);
+      await engine.call('PUT', `/api/v1/runtime/providers/${regional.providerId}`, {
+        token,
+        body: {
+          type: 'openai_compatible',
+          name: 'eu',
+          base_url: upstream.url,
+          text_model: 'm',
+          settings: { region: 'eu-central-1' },
+        },
+      });
+      const rightRegion = await engine.call('POST', '/api/v1/runtime/execute', {
+        token,
+        body: { agent_id: regional.agentId, input: { message: 'hi' } },
+      });
+      assert.equal(rightRegion.status, 200);
+
+      const private_ = await setupAgent(engine, engine.a, upstream.url, {
+        settings: { data_handling: 'no_retention' },
+      });
+      const refused = await engine.call('POST', '/api/v1/runtime/execute', {
+        token,
+        body: { agent_id: private_.agentId, input: { message: 'hi' } },
+      });
+      assert.equal(refused.status, 409, 'only zero-data-retention providers may serve');
+      await engine.call('PUT', `/api/v1/runtime/providers/${private_.providerId}`, {
+        token,
+        body: {
+          type: 'openai_compatible',
+          name: 'zdr',
+          base_url: upstream.url,
+          text_model: 'm',
+          settings: { zero_data_retention: true },
+        },
+      });
+      const session = await engine.call('POST', '/api/v1/runtime/sessions', {
+        token,
+        body: { agent_id: private_.agentId },
+      });
+      const turn = await engine.call('POST', '/api/v1/runtime/execute', {
+        token,
+        body: {
+          session_id: session.body.session_id,
+          resume_token: session.body.resume_token,
+          input: { message: 'private words' },
+        },
+      });
+      assert.equal(turn.status, 200);
+      assert.equal(turn.body.content, 'echo: private words', 'the caller still gets the answer');
+      const messages = await engine.call('GET', `/api/v1/runtime/sessions/${session.body.session_id}/messages`, {
+        token,
+        headers: { 'x-resume-token': session.body.resume_token },
+      });
+      assert.equal(messages.body.data.length, 0);
+      const stored = await engine.runtime.db
+        .selectFrom('execution')
+        .select('result')
+        .where('id', '=', turn.body.execution_id)
+        .executeTakeFirstOrThrow();
+      assert.doesNotMatch(JSON.stringify(stored.result), /private words/);
+      assert.match(String(turn.headers['server-timing']), /^engine;dur=[\d.]+, provider;dur=[\d.]+$/);
+    });
+
     test('realm isolation: agents and sessions of another realm are unknown to chat and execute', async (t) => {
       const engine = await shared.fresh();
       const upstream = await startUpstream(t);
