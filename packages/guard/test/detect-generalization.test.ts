@@ -135,6 +135,7 @@ describe('mail headers: message and part ids are not e-mail addresses', () => {
     expectNone('EMAIL', [
       '{"message_id": "<9f2c.1717@mailer.example.com>", "status": "sent"}',
       'msgid=<a7b8c9@smtp.example.org> delivered',
+      '{"event":"delivered","smtp-id":"<14c5d75ce93.dfd.64b469@ismtpd-555.example.net>"}',
       'X-Original-Message-ID: <orig-77@list.example.com>',
       'the message id <abc.123@mail.example.com> bounced twice',
     ]);
@@ -346,6 +347,30 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
     ]);
   });
 
+  test('a question about a password answered on the next line, and password columns of tables', () => {
+    expectFound([
+      ["A: what's the wifi password?\nB: BlueOcean42!", 'GENERIC_PASSWORD:BlueOcean42!'],
+      [
+        "[10:02] jane: hey what's the password for the staging db?\n[10:03] mark: St4ging#Db",
+        'GENERIC_PASSWORD:St4ging#Db',
+      ],
+      ['username\tpassword\trole\nadmin\tAdm1n!Pass\towner', 'GENERIC_PASSWORD:Adm1n!Pass'],
+      [
+        'name,email,password\nAnn,ann@example.com,Ann#2024pw\nBob,bob@example.com,B0b!secret',
+        'GENERIC_PASSWORD:Ann#2024pw',
+        'GENERIC_PASSWORD:B0b!secret',
+      ],
+      ['| user | password |\n|------|----------|\n| ops  | 0ps#Team9 |', 'GENERIC_PASSWORD:0ps#Team9'],
+    ]);
+    expectNone('GENERIC_PASSWORD', [
+      'what is the password?\nI have no idea',
+      'Do you remember the router password?\nnope, sorry',
+      'id;password;note\n1;changeme;default',
+      'The password, as discussed, is below.\nnext line',
+      'ansible_become_password: !vault |\n          $ANSIBLE_VAULT;1.1;AES256\n          6231336539666234',
+    ]);
+  });
+
   test('secrets named in a sentence with the value after a colon', () => {
     expectFound([
       ['Jira API token for the onboarding script: RWM9cZa12QOWeY', 'GENERIC_PASSWORD:RWM9cZa12QOWeY'],
@@ -354,6 +379,7 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
         'GENERIC_PASSWORD:hWjJ9NYZlMX~8Q',
       ],
       ['here is the webhook signing key we use in prod: Qm7vT2xL9pRk4ZsW', 'GENERIC_PASSWORD:Qm7vT2xL9pRk4ZsW'],
+      ['Der API-Token für das Skript: RWM9cZa12QOWeY', 'GENERIC_PASSWORD:RWM9cZa12QOWeY'],
     ]);
     expectNone('GENERIC_PASSWORD', [
       'The public key fingerprint is: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8',

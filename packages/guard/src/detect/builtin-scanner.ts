@@ -4,6 +4,7 @@
 import { foldCase, hashStep, hashWord, isAlnum, isDigit, isUpper, WORD_KIND, WORD_TABLE } from './chars.ts';
 import { scanCjkKeywords } from './cjk-keywords.ts';
 import { scanAttachedMysqlPassword, scanEchoPipe, scanNetUser, scanPgpassLine } from './command-credentials.ts';
+import { scanCredentialColumn } from './credential-columns.ts';
 import { LOGIN_WORDS, SECRET_MENTION_WORDS, scanLoginPair, scanSecretMention } from './credential-prose.ts';
 import { scanEmail } from './email-detector.ts';
 import { checkDeadline } from './errors.ts';
@@ -273,6 +274,9 @@ function onKeyword(st: ScanState, i: number, j: number): number {
   const role = WORD_ROLES.get(h);
   if (role === undefined) return -1;
   if (role & MENTION && sel.password && !assignmentSeen && MENTION_WORDS.has(t.slice(i, j).toLowerCase())) {
+    const d = t.charCodeAt(j);
+    if (d === 44 || d === 9 || d === 59 || d === 124 || d === 10 || d === 32 || d === 34)
+      scanCredentialColumn(st, i, j);
     if (h !== PASSE_HASH || precededByMotDe(t, i)) {
       r = scanPasswordMention(st, j);
       if (r > 0) return r;

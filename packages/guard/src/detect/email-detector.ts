@@ -117,7 +117,9 @@ function isMessageId(t: string, s: number): boolean {
       if (isAlnum(d) || d === 45 || d === 95 || d === 46) k--;
       else break;
     }
-    return k < keyEnd && isIdKey(t, k, keyEnd);
+    if (k >= keyEnd) return false;
+    // A bracketed value of any "…id" key is an id (smtp-id, sg_message_id, X-SES-Message-ID).
+    return isIdKey(t, k, keyEnd) || (bracketed && /id$/i.test(t.slice(k, keyEnd)));
   }
 }
 

@@ -303,6 +303,8 @@ export function emitValue(st: ScanState, kind: number, start: number, end: numbe
     return true;
   }
   if (looksLikeCode(v) && !quoted) return false;
+  // YAML tags stand for the value (`password: !vault |`, CloudFormation `!Ref DbPassword`).
+  if (!quoted && /^![A-Za-z]+$/.test(v)) return false;
   if (looksLikeUrlOrPath(v) || isPublicId(v)) return false;
   const classes = charClassCount(v);
   // Dates and timestamps are not credentials, whatever the key says.
@@ -674,6 +676,7 @@ export function scanPasswordMention(st: ScanState, e: number): number {
   const t = st.text;
   // A mention is followed by a blank ("password is …"); "password>" or "password\"" belong to markup or code.
   const after = t.charCodeAt(e);
+  if (after === 63) return answerOnNextLine(st, e + 1);
   if (after !== 32 && after !== 9) return -1;
   const netrc = netrcValue(st, e);
   if (netrc !== 0) return netrc;
@@ -683,7 +686,9 @@ export function scanPasswordMention(st: ScanState, e: number): number {
   let adjacent = true;
   while (j < limit && words < 12) {
     while (j < limit && (t.charCodeAt(j) === 32 || t.charCodeAt(j) === 9)) j++;
-    if (j >= limit || t.charCodeAt(j) === 10) return -1;
+    if (j >= limit) return -1;
+    if (t.charCodeAt(j) === 10)
+      return t.charCodeAt(j - 1) === 63 || t.charCodeAt(j - 2) === 63 ? answerOnNextLine(st, j) : -1;
     const ws = j;
     // A token is a run of non-blank characters, split where CJK text begins or ends (Marble94です).
     const cjk = t.charCodeAt(j) >= 0x2e80;
@@ -768,6 +773,42 @@ function copulaValueLike(w: string): boolean {
   if (w.includes('@') && /@[A-Za-z0-9-]+\.[A-Za-z]/.test(w)) return false;
   // Versions (v1.2.3) and counts with a unit ("8chars", "12characters") are not values.
   return !/^v?\d+(?:[.\-:/]\d+)+[a-z-]*$/i.test(w) && !/^\d+[a-z]+$/i.test(w);
+}
+
+/**
+ * A question about a password ("what's the wifi password?") answered on the next line by one word, after an
+ * optional speaker label and time (`B: BlueOcean42!`, `[10:03] mark: St4ging#Db`). `from` is at or before the
+ * question line's end. Returns the resume position or -1.
+ */
+function answerOnNextLine(st: ScanState, from: number): number {
+  const t = st.text;
+  let k = from;
+  while (k < st.n && k - from < 4 && t.charCodeAt(k) !== 10) {
+    const c = t.charCodeAt(k);
+    if (c !== 32 && c !== 9 && c !== 63 && c !== 13) return -1;
+    k++;
+  }
+  if (t.charCodeAt(k) !== 10) return -1;
+  const ls = k + 1;
+  const le = lineEnd(t, ls);
+  if (le - ls > 120) return -1;
+  const line = t.slice(ls, le);
+  const m = /^\s*(?:\[[^\]\n]{1,24}\]\s*)?(?:[\p{L}\p{N}_ .'-]{1,24}:\s+)?(\S+)\s*$/u.exec(line);
+  if (m === null) return -1;
+  let a = ls + line.lastIndexOf(m[1]);
+  let b = a + m[1].length;
+  while (a < b && isWrapper(t.charCodeAt(a))) a++;
+  while (b > a && (isWrapper(t.charCodeAt(b - 1)) || t.charCodeAt(b - 1) === 46 || t.charCodeAt(b - 1) === 44)) b--;
+  const w = t.slice(a, b);
+  if (knownSecretPrefixAt(t, a) || !(passwordLike(w) || copulaValueLike(w))) return -1;
+  return emitValue(st, PASSWORD, a, b, true) ? b : -1;
+}
+
+function lineEnd(t: string, i: number): number {
+  const e = t.indexOf('\n', i);
+  let end = e < 0 ? t.length : e;
+  if (end > i && t.charCodeAt(end - 1) === 13) end--;
+  return end;
 }
 
 /**

@@ -1,0 +1,86 @@
+// Password columns of tables: a CSV or TSV text whose header row names a password column, or a markdown table
+// whose header does. Each row's cell in that column is the value.
+import { emitValue, keyKind, PASSWORD, STRONG_SECRET } from './password-detectors.ts';
+import type { ScanState } from './scan-state.ts';
+
+const MAX_ROWS = 2000;
+
+function lineEndAt(t: string, i: number): number {
+  const e = t.indexOf('\n', i);
+  return e < 0 ? t.length : e;
+}
+
+/** Blanks and quotes around a cell's text (a tab only where it is not the delimiter). */
+function isCellBlank(c: number, delimiter: number): boolean {
+  return c !== delimiter && (c === 32 || c === 9 || c === 13 || c === 34 || c === 39 || c === 96);
+}
+
+/** Start of cell `column` of the row [ls, le) split at `delimiter`, or -1. */
+function cellStart(t: string, ls: number, le: number, delimiter: number, column: number): number {
+  let k = ls;
+  for (let c = 0; c < column; c++) {
+    const at = t.indexOf(String.fromCharCode(delimiter), k);
+    if (at < 0 || at >= le) return -1;
+    k = at + 1;
+  }
+  return k;
+}
+
+/** End of the cell starting at `s`: the next delimiter or the row's end. */
+function cellEnd(t: string, s: number, le: number, delimiter: number): number {
+  const at = t.indexOf(String.fromCharCode(delimiter), s);
+  return at < 0 || at > le ? le : at;
+}
+
+/**
+ * Called for a password word [i, j) that may be a header cell. When it is the whole cell of a CSV/TSV header
+ * (the text's first line) or of a markdown table's header row, reports the cell of every row below in that
+ * column (until a row without the delimiter). The walk goes on from j either way.
+ */
+export function scanCredentialColumn(st: ScanState, i: number, j: number): void {
+  const t = st.text;
+  let ls = i;
+  while (ls > 0 && i - ls < 512 && t.charCodeAt(ls - 1) !== 10) ls--;
+  let delimiter: number;
+  let firstRow: number;
+  let markdown = false;
+  if (t.charCodeAt(ls) === 124) {
+    const le = lineEndAt(t, ls);
+    const sepEnd = lineEndAt(t, le + 1);
+    if (le >= t.length || !/^\|[ :|-]*-[ :|-]*\|?\r?$/.test(t.slice(le + 1, sepEnd))) return;
+    delimiter = 124;
+    firstRow = sepEnd + 1;
+    markdown = true;
+  } else {
+    if (ls !== 0) return;
+    const header = st.csvHeader();
+    if (header.end < 0 || i >= header.end || header.delimiters.length === 0) return;
+    delimiter = header.delimiters[0];
+    firstRow = header.end + 1;
+  }
+  // The word must be the whole cell (blanks and quotes aside).
+  let a = i;
+  while (a > ls && isCellBlank(t.charCodeAt(a - 1), delimiter)) a--;
+  let b = j;
+  while (b < t.length && isCellBlank(t.charCodeAt(b), delimiter)) b++;
+  if ((a > ls && t.charCodeAt(a - 1) !== delimiter) || (t.charCodeAt(b) !== delimiter && t.charCodeAt(b) !== 10))
+    return;
+  const kind = keyKind(t.slice(i, j));
+  if (kind !== PASSWORD && kind !== STRONG_SECRET) return;
+  let column = 0;
+  for (let k = ls; k < i; k++) if (t.charCodeAt(k) === delimiter) column++;
+  let r = firstRow;
+  for (let rows = 0; r < t.length && rows < MAX_ROWS; rows++) {
+    const le = lineEndAt(t, r);
+    if (markdown ? t.charCodeAt(r) !== 124 : t.indexOf(String.fromCharCode(delimiter), r) > le || le === r) break;
+    const cs = cellStart(t, r, le, delimiter, column);
+    if (cs >= 0) {
+      let s = cs;
+      let e = cellEnd(t, cs, le, delimiter);
+      while (s < e && isCellBlank(t.charCodeAt(s), delimiter)) s++;
+      while (e > s && isCellBlank(t.charCodeAt(e - 1), delimiter)) e--;
+      if (e > s && emitValue(st, kind, s, e, true)) st.unordered = true;
+    }
+    r = le + 1;
+  }
+}
