@@ -145,7 +145,8 @@ const MAX_TRIGGER_LENGTH = 31;
  */
 const TRIGGER_SHAPES = new Uint8Array(32 * 32 * 32);
 function shapeOf(first: number, last: number, len: number): number {
-  return ((foldCase(first) & 31) << 10) | ((foldCase(last) & 31) << 5) | len;
+  // Upper- and lower-case letters differ by 32 (ASCII, Latin-1, Cyrillic): their low five bits are the same.
+  return ((first & 31) << 10) | ((last & 31) << 5) | len;
 }
 for (const w of [
   ...PASSWORD_MENTION_WORDS,

@@ -80,14 +80,25 @@ export function isBase64Url(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45;
 }
 
-/** Folds ASCII, Latin-1, Greek and Cyrillic upper-case letters to lower case; other code units pass through. */
-export function foldCase(c: number): number {
-  if (c < 128) return c >= 65 && c <= 90 ? c + 32 : c;
+function foldCode(c: number): number {
+  if (c >= 65 && c <= 90) return c + 32;
   if (c >= 0xc0 && c <= 0xde && c !== 0xd7) return c + 32;
   if (c >= 0x410 && c <= 0x42f) return c + 32; // А–Я
   if (c >= 0x400 && c <= 0x40f) return c + 80; // Ѐ–Џ
   if (c >= 0x391 && c <= 0x3a9 && c !== 0x3a2) return c + 32; // Α–Ω
   return c;
+}
+
+/** FOLD[c] is foldCase(c): one load in the hashing loops. */
+const FOLD: Uint16Array = (() => {
+  const table = new Uint16Array(65536);
+  for (let c = 0; c < 65536; c++) table[c] = foldCode(c);
+  return table;
+})();
+
+/** Folds ASCII, Latin-1, Greek and Cyrillic upper-case letters to lower case; other code units pass through. */
+export function foldCase(c: number): number {
+  return FOLD[c];
 }
 
 /** The scanner's case-insensitive word hash; `hashWord` over a keyword equals the loop's running hash over its token. */
