@@ -127,3 +127,13 @@ for (const target of testDatabaseTargets()) {
     });
   });
 }
+
+test('sqlite::memory: and :memory: open an in-memory database, never a file named :memory:', async () => {
+  const fs = await import('node:fs');
+  const { openDatabase } = await import('../src/index.ts');
+  for (const url of [':memory:', 'sqlite::memory:', 'sqlite://:memory:']) {
+    const database = await openDatabase<any>({ url });
+    await database.close();
+  }
+  assert.equal(fs.existsSync(':memory:'), false);
+});

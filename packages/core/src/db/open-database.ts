@@ -32,9 +32,8 @@ function isPostgresUrl(url: string): boolean {
 }
 
 function sqlitePath(url: string): string {
-  if (url === ':memory:') return url;
   const file = url.replace(/^sqlite:(\/\/)?/, '').replace(/^file:(\/\/)?/, '');
-  return path.resolve(file);
+  return file === ':memory:' || file === '' ? ':memory:' : path.resolve(file);
 }
 
 /** The embedded default: `<dataDir>/<service>.sqlite`. */

@@ -1,4 +1,4 @@
-import { checkOutboundUrlResolves, type SecretBox } from '@keel/core';
+import { checkOutboundUrlResolves, createSafeAgent, type SecretBox } from '@keel/core';
 import {
   type ChatCompletionsBody,
   createBedrockProvider,
@@ -117,7 +117,9 @@ export function createModelClients(options: { secrets: SecretBox; allowPrivateUr
         baseUrl: record.baseUrl ?? '',
         apiKey: record.apiKeySealed ? options.secrets.decrypt(record.apiKeySealed) : undefined,
         defaultModel: record.textModel ?? '',
-        connections: 64,
+        // Connect only to vetted addresses: the name is resolved and checked inside the connector, so a DNS
+        // answer that changes after the save-time check cannot point the call at a private address.
+        dispatcher: createSafeAgent({ allowPrivate: options.allowPrivateUrls, connections: 64 }),
       });
     }
     if (clients.size >= MAX_CLIENTS) {

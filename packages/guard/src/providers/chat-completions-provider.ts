@@ -15,6 +15,11 @@ export interface ChatCompletionsOptions {
   defaultModel: string;
   /** Connections kept open to the upstream. */
   connections?: number;
+  /**
+   * The HTTP agent to use instead of a plain pooled one — e.g. core's `createSafeAgent`, which connects only to
+   * vetted public addresses for user-supplied base URLs. The provider closes it on `close()`.
+   */
+  dispatcher?: Agent;
 }
 
 /** Joins a base URL and the API path without doubling or losing the slash. */
@@ -41,11 +46,13 @@ export function forwardedHeaders(headers: Record<string, string | string[] | und
 /** A provider for any OpenAI-compatible chat-completions API, over a pooled keep-alive HTTP client. */
 export function createChatCompletionsProvider(options: ChatCompletionsOptions): ModelProvider & { dispatcher: Agent } {
   const url = chatCompletionsUrl(options.baseUrl);
-  const dispatcher = new Agent({
-    connections: options.connections ?? 256,
-    keepAliveTimeout: 30_000,
-    pipelining: 1,
-  });
+  const dispatcher =
+    options.dispatcher ??
+    new Agent({
+      connections: options.connections ?? 256,
+      keepAliveTimeout: 30_000,
+      pipelining: 1,
+    });
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   const streamHeaders: Record<string, string> = { ...headers, accept: 'text/event-stream' };
