@@ -1,10 +1,19 @@
-import { type App, type Cache, createApp, migrateToLatest } from '@keel/core';
+import {
+  type App,
+  type Cache,
+  createApp,
+  createSecretBox,
+  loadSecretKey,
+  migrateToLatest,
+  type SecretBox,
+  sha256Hex,
+} from '@keel/core';
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { registerActionRoutes } from './actions/action-routes.ts';
 import { GEO_VERSION } from './app-version.ts';
-import { presentedApiKey } from './auth/geo-auth.ts';
+import { isKnownKeyHash, presentedApiKey } from './auth/geo-auth.ts';
 import type { GeoConfig } from './config.ts';
 import type { GeoContext } from './context.ts';
 import { registerDatasetRoutes } from './datasets/dataset-routes.ts';
@@ -29,8 +38,15 @@ export interface GeoAppOptions {
   logStream?: NodeJS.WritableStream;
   /** A clock for tests (expiry, salt rotation); the system clock by default. */
   now?: () => Date;
+  /** Seals stored secrets; built from KEEL_SECRET_KEY (or the key generated into KEEL_DATA_DIR) when absent. */
+  secrets?: SecretBox;
   /** Runs the background worker (privacy requests, exports) in this process. */
   startWorker?: boolean;
+}
+
+/** The secret box of a configuration: KEEL_SECRET_KEY, or the key generated into KEEL_DATA_DIR on first use. */
+export function geoSecretBox(config: GeoConfig): SecretBox {
+  return createSecretBox(loadSecretKey({ secretKey: config.core.secretKey, dataDir: config.core.dataDir }).keyHex);
 }
 
 /** Applies geo's migrations. */
@@ -59,10 +75,18 @@ their shapes; additions are backwards compatible (new optional fields, new endpo
 path version and the old one stays served for at least 12 months after a \`Deprecation\` header announces it.
 Timestamps are ISO 8601 UTC; each workspace has an explicit reporting time zone.`;
 
-/** Rate-limit key: the key's hash prefix for callers presenting a key, else the client address. */
+/**
+ * Rate-limit key: a known API key counts on its own (so one busy integration does not starve others behind the same
+ * address); anything else — no key, or a key never seen valid — counts on the client address, so inventing keys
+ * does not buy fresh budgets.
+ */
 function rateLimitKey(request: FastifyRequest): string {
   const key = presentedApiKey(request);
-  return key ? `key:${key.slice(-16)}` : `ip:${request.ip}`;
+  if (key) {
+    const hash = sha256Hex(key);
+    if (isKnownKeyHash(hash)) return `key:${hash.slice(0, 24)}`;
+  }
+  return `ip:${request.ip}`;
 }
 
 /** Builds geo's HTTP app (not listening) on an already migrated database. */
@@ -99,7 +123,14 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
       { name: 'keys', description: 'API keys and site tokens' },
     ],
   });
-  const ctx: GeoContext = { config, db, cache, log: app.log, now: options.now ?? (() => new Date()) };
+  const ctx: GeoContext = {
+    config,
+    db,
+    cache,
+    log: app.log,
+    secrets: options.secrets ?? geoSecretBox(config),
+    now: options.now ?? (() => new Date()),
+  };
 
   registerDatasetRoutes(app, ctx);
   registerActionRoutes(app, ctx);

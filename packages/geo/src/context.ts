@@ -1,4 +1,4 @@
-import type { Cache } from '@keel/core';
+import type { Cache, SecretBox } from '@keel/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { GeoConfig } from './config.ts';
@@ -10,6 +10,8 @@ export interface GeoContext {
   db: Kysely<GeoDb>;
   cache: Cache;
   log: FastifyBaseLogger;
+  /** Seals the secrets the service keeps (workspace subject secrets). */
+  secrets: SecretBox;
   /** The clock, so tests can move time (expiry, salt rotation). */
   now(): Date;
 }

@@ -1,5 +1,5 @@
 export type * as GeoApi from './api-types.ts';
-export { buildGeoApp, GEO_VERSION, type GeoAppOptions, prepareGeoDatabase } from './app.ts';
+export { buildGeoApp, GEO_VERSION, type GeoAppOptions, geoSecretBox, prepareGeoDatabase } from './app.ts';
 export { GEO_PERMISSIONS, type GeoPermission } from './auth/permissions.ts';
 export { type GeoConfig, readGeoConfig } from './config.ts';
 export type { GeoContext } from './context.ts';

@@ -4,11 +4,16 @@ import type { GeoPrincipal } from './auth/permissions.ts';
 import type { GeoContext } from './context.ts';
 import { GeoErrors } from './errors.ts';
 
-/** An onRequest hook: a valid API key (401/403 otherwise) holding `permission` when one is named. */
+/**
+ * A preParsing hook: a valid API key (401/403 otherwise) holding `permission` when one is named. It runs after the
+ * rate limiter (an onRequest hook), so floods of bad credentials are throttled, and before the body is parsed or
+ * validated, so an unauthenticated caller learns nothing about the request's shape.
+ */
 export function authenticated(ctx: GeoContext, permission?: string) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+  return async <P>(request: FastifyRequest, _reply: FastifyReply, payload: P): Promise<P> => {
     const principal = await authenticateApiKey(ctx, request);
     if (permission) requirePermission(principal, permission);
+    return payload;
   };
 }
 

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
-import { type App, type Cache, createMemoryCache } from '@keel/core';
+import { type App, type Cache, createMemoryCache, createSecretBox } from '@keel/core';
 import { openTestDatabase, type TestDatabaseTarget } from '@keel/core/testing';
 import type { Kysely } from 'kysely';
 import { buildGeoApp, prepareGeoDatabase } from '../src/app.ts';
@@ -38,6 +39,7 @@ export async function buildGeo(
   const database = await openTestDatabase<GeoDb>(target, 'geo');
   await prepareGeoDatabase(database.db);
   const cache = createMemoryCache();
+  const secrets = createSecretBox(randomBytes(32).toString('hex'));
   const clock = { now: new Date() };
   let frozen = false;
   const { app, ctx } = await buildGeoApp({
@@ -47,14 +49,15 @@ export async function buildGeo(
     logStream: options.logStream,
     now: () => (frozen ? clock.now : new Date()),
     startWorker: options.startWorker ?? false,
+    secrets,
   });
   await app.ready();
   t.after(async () => {
     await app.close();
     await database.close();
   });
-  const a = await bootstrapTenant(database.db, 'Tenant A');
-  const b = await bootstrapTenant(database.db, 'Tenant B');
+  const a = await bootstrapTenant(database.db, secrets, 'Tenant A');
+  const b = await bootstrapTenant(database.db, secrets, 'Tenant B');
   return {
     app,
     ctx,

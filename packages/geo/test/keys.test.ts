@@ -162,3 +162,19 @@ for (const target of testDatabaseTargets()) {
     });
   });
 }
+
+for (const target of testDatabaseTargets().slice(0, 1)) {
+  describe(`rate limits (${target.dialect})`, () => {
+    test('a valid key has its own budget; invented keys share the address budget (429 with Retry-After)', async (t) => {
+      const { app, a } = await buildGeo(t, target, { RATE_LIMIT_MAX: '5' });
+      const url = `/api/v1/geo/analytics?workspaceId=${a.workspaceId}&dataset=metrics`;
+      assert.equal((await call(app, 'GET', url, { key: a.keys.read })).status, 200);
+      for (let i = 0; i < 4; i++) assert.equal((await call(app, 'GET', url, { key: `geo_invented${i}` })).status, 401);
+      const limited = await call(app, 'GET', url, { key: 'geo_invented_again' });
+      assert.equal(limited.status, 429, 'fresh invented keys do not reset the budget');
+      assert.ok(Number(limited.headers['retry-after']) >= 1);
+      assert.equal(limited.body.error.code, 'RATE_LIMITED');
+      assert.equal((await call(app, 'GET', url, { key: a.keys.read })).status, 200, 'the valid key counts on its own');
+    });
+  });
+}

@@ -32,6 +32,12 @@ for (const target of testDatabaseTargets()) {
       assert.match(submitted.body.subjectHash, /^[0-9a-f]{8}…$/);
       const dump = JSON.stringify(await db.selectFrom('privacy_request').selectAll().execute());
       assert.equal(dump.toLowerCase().includes('jane@example.org'), false);
+      const workspace = await db
+        .selectFrom('workspace')
+        .select('subject_secret')
+        .where('id', '=', a.workspaceId)
+        .executeTakeFirstOrThrow();
+      assert.match(workspace.subject_secret, /^v1\./, 'the HMAC key is stored sealed (AES-256-GCM), not in clear');
       const list = await call(app, 'GET', `/api/v1/geo/privacy?workspaceId=${a.workspaceId}`, { key: a.keys.read });
       assert.equal(list.status, 200);
       assert.equal(list.body.items.length, 1);

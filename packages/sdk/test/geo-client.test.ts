@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, type TestContext, test } from 'node:test';
-import { createMemoryCache } from '@keel/core';
+import { createMemoryCache, createSecretBox } from '@keel/core';
 import { openTestDatabase, testDatabaseTargets } from '@keel/core/testing';
 import { bootstrapTenant, buildGeoApp, type GeoDb, prepareGeoDatabase, readGeoConfig } from '@keel/geo';
 import { ApiError, GeoClient, ToolCallError, TransportError } from '../src/index.ts';
@@ -130,7 +131,9 @@ for (const target of testDatabaseTargets()) {
     async function service(t: TestContext) {
       const database = await openTestDatabase<GeoDb>(target, 'geo');
       await prepareGeoDatabase(database.db);
+      const secrets = createSecretBox(randomBytes(32).toString('hex'));
       const { app } = await buildGeoApp({
+        secrets,
         config: readGeoConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000' }),
         db: database.db,
         cache: createMemoryCache(),
@@ -140,7 +143,7 @@ for (const target of testDatabaseTargets()) {
         await app.close();
         await database.close();
       });
-      const boot = await bootstrapTenant(database.db);
+      const boot = await bootstrapTenant(database.db, secrets);
       return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, boot };
     }
 

@@ -75,7 +75,7 @@ export function registerActionRoutes(app: App, ctx: GeoContext): void {
         ),
         response: { 201: ActionSchema, 404: ErrorSchema, 409: ErrorSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx, 'geo:draft'),
+      preParsing: authenticated(ctx, 'geo:draft'),
     },
     async (request, reply) => {
       const principal = principalOf(request);
@@ -97,7 +97,7 @@ export function registerActionRoutes(app: App, ctx: GeoContext): void {
         querystring: Type.Object({ workspaceId: Uuid('The workspace') }),
         response: { 200: ActionSchema, 404: ErrorSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx, 'geo:read'),
+      preParsing: authenticated(ctx, 'geo:read'),
     },
     async (request) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
@@ -119,7 +119,7 @@ export function registerActionRoutes(app: App, ctx: GeoContext): void {
           body: TransitionBody,
           response: { 200: ActionSchema, 404: ErrorSchema, 409: ErrorSchema, ...commonErrors },
         },
-        onRequest: authenticated(ctx),
+        preParsing: authenticated(ctx),
       },
       async (request) => {
         const principal = principalOf(request);

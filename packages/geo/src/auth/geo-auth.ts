@@ -50,7 +50,15 @@ export async function authenticateApiKey(ctx: GeoContext, request: FastifyReques
     scope,
   };
   request.geoPrincipal = principal;
+  knownKeyHashes.set(hash, true);
   return principal;
+}
+
+/** Hashes of keys that authenticated recently (bounded): the rate limiter gives only these their own budget. */
+const knownKeyHashes = new LRUCache<string, true>({ max: 10_000, ttl: 10 * 60_000 });
+
+export function isKnownKeyHash(hash: string): boolean {
+  return knownKeyHashes.has(hash);
 }
 
 type KeyRow = NonNullable<Awaited<ReturnType<typeof findKeyByHash>>>;

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CommandIo, ConfigError, openDatabase } from '@keel/core';
-import { prepareGeoDatabase } from '../app.ts';
+import { geoSecretBox, prepareGeoDatabase } from '../app.ts';
 import { GEO_PERMISSIONS, type KeyScope } from '../auth/permissions.ts';
 import { readGeoConfig } from '../config.ts';
 import type { GeoDb } from '../db/schema.ts';
@@ -58,7 +58,7 @@ async function run(args: string[], io: CommandIo): Promise<number> {
     };
     switch (noun) {
       case 'bootstrap': {
-        const result = await bootstrapTenant(db, values.name ?? 'Bootstrap tenant');
+        const result = await bootstrapTenant(db, geoSecretBox(config), values.name ?? 'Bootstrap tenant');
         print(
           io,
           json,
@@ -82,11 +82,11 @@ async function run(args: string[], io: CommandIo): Promise<number> {
         return 0;
       }
       case 'workspace': {
-        const result = await createWorkspace(db, {
-          tenantId: need('tenant'),
-          name: need('name'),
-          timezone: values.timezone,
-        });
+        const result = await createWorkspace(
+          db,
+          { tenantId: need('tenant'), name: need('name'), timezone: values.timezone },
+          geoSecretBox(config),
+        );
         print(io, json, result, `workspace ${result.workspaceId}`);
         return 0;
       }

@@ -39,7 +39,7 @@ export function registerDatasetRoutes(app: App, ctx: GeoContext): void {
         }),
         response: { 200: AnalyticsPage, ...commonErrors },
       },
-      onRequest: authenticated(ctx, 'geo:read'),
+      preParsing: authenticated(ctx, 'geo:read'),
     },
     async (request, reply) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
@@ -75,7 +75,7 @@ export function registerDatasetRoutes(app: App, ctx: GeoContext): void {
           ...commonErrors,
         },
       },
-      onRequest: authenticated(ctx, 'geo:signals:write'),
+      preParsing: authenticated(ctx, 'geo:signals:write'),
     },
     async (request, reply) => {
       const principal = principalOf(request);

@@ -23,7 +23,10 @@ export interface WorkspaceTable {
   name: string;
   /** IANA zone used for reporting (explicit configuration, spec "Versioning"). */
   timezone: string;
-  /** Per-workspace HMAC key for pseudonymous subject hashes (privacy requests, tracked user ids). */
+  /**
+   * Per-workspace HMAC key for pseudonymous subject hashes (privacy requests, tracked user ids), sealed with the
+   * service's secret box (AES-256-GCM, KEEL_SECRET_KEY): a database dump alone cannot test guesses against hashes.
+   */
   subject_secret: string;
   created_at: Timestamp;
 }

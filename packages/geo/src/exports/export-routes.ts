@@ -46,7 +46,7 @@ export function registerExportRoutes(app: App, ctx: GeoContext): void {
         ),
         response: { 202: ExportSchema, 404: ErrorSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx, 'geo:read'),
+      preParsing: authenticated(ctx, 'geo:read'),
     },
     async (request, reply) => {
       const principal = principalOf(request);
@@ -75,7 +75,7 @@ export function registerExportRoutes(app: App, ctx: GeoContext): void {
           ...commonErrors,
         },
       },
-      onRequest: authenticated(ctx, 'geo:read'),
+      preParsing: authenticated(ctx, 'geo:read'),
     },
     async (request) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
@@ -100,7 +100,7 @@ export function registerExportRoutes(app: App, ctx: GeoContext): void {
           ...commonErrors,
         },
       },
-      onRequest: authenticated(ctx),
+      preParsing: authenticated(ctx),
     },
     async (request, reply) => {
       const opened = await openExport(ctx, principalOf(request), request.params.exportId);

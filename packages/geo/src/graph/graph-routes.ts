@@ -25,7 +25,7 @@ export function registerGraphRoutes(app: App, ctx: GeoContext): void {
         }),
         response: { 200: GraphSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx, 'geo:read'),
+      preParsing: authenticated(ctx, 'geo:read'),
     },
     async (request) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
@@ -45,7 +45,7 @@ export function registerGraphRoutes(app: App, ctx: GeoContext): void {
         body: GraphMutationBody,
         response: { 200: ReceiptSchema, 409: ErrorSchema, 422: ErrorSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx, 'geo:write'),
+      preParsing: authenticated(ctx, 'geo:write'),
     },
     async (request, reply) => {
       const principal = principalOf(request);

@@ -48,7 +48,7 @@ export function registerKeyRoutes(app: App, ctx: GeoContext): void {
           ...commonErrors,
         },
       },
-      onRequest: authenticated(ctx),
+      preParsing: authenticated(ctx),
     },
     async (request) => listKeys(ctx, principalOf(request), request.query.limit ?? 50, request.query.cursor),
   );
@@ -78,7 +78,7 @@ export function registerKeyRoutes(app: App, ctx: GeoContext): void {
           ...commonErrors,
         },
       },
-      onRequest: authenticated(ctx),
+      preParsing: authenticated(ctx),
     },
     async (request, reply) => reply.status(201).send(await createKey(ctx, principalOf(request), request.body)),
   );
@@ -94,7 +94,7 @@ export function registerKeyRoutes(app: App, ctx: GeoContext): void {
         params: Type.Object({ keyId: Type.String({ maxLength: 64 }) }),
         response: { 204: Type.Null({ description: 'Revoked' }), 404: ErrorSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx),
+      preParsing: authenticated(ctx),
     },
     async (request, reply) => {
       await revokeKey(ctx, principalOf(request), request.params.keyId);
@@ -127,7 +127,7 @@ export function registerKeyRoutes(app: App, ctx: GeoContext): void {
           ...commonErrors,
         },
       },
-      onRequest: authenticated(ctx),
+      preParsing: authenticated(ctx),
     },
     async (request, reply) => reply.status(201).send(await createSiteToken(ctx, principalOf(request), request.body)),
   );
@@ -143,7 +143,7 @@ export function registerKeyRoutes(app: App, ctx: GeoContext): void {
         params: Type.Object({ tokenId: Type.String({ maxLength: 64 }) }),
         response: { 204: Type.Null({ description: 'Revoked' }), 404: ErrorSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx),
+      preParsing: authenticated(ctx),
     },
     async (request, reply) => {
       await revokeSiteToken(ctx, principalOf(request), request.params.tokenId);

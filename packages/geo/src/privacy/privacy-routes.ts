@@ -42,7 +42,7 @@ export function registerPrivacyRoutes(app: App, ctx: GeoContext): void {
           ...commonErrors,
         },
       },
-      onRequest: authenticated(ctx, 'geo:read'),
+      preParsing: authenticated(ctx, 'geo:read'),
     },
     async (request) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
@@ -69,7 +69,7 @@ export function registerPrivacyRoutes(app: App, ctx: GeoContext): void {
         ),
         response: { 202: PrivacyRequestSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx, 'geo:write'),
+      preParsing: authenticated(ctx, 'geo:write'),
     },
     async (request, reply) => {
       const principal = principalOf(request);

@@ -5,13 +5,13 @@ import { findWorkspace } from '../tenancy/tenancy-store.ts';
 
 const secrets = new LRUCache<string, string>({ max: 10_000 });
 
-/** The workspace's subject secret (never leaves the service). */
-export async function workspaceSecret(ctx: Pick<GeoContext, 'db'>, workspaceId: string): Promise<string> {
+/** The workspace's subject secret, unsealed (never leaves the service; kept decrypted in memory only). */
+export async function workspaceSecret(ctx: Pick<GeoContext, 'db' | 'secrets'>, workspaceId: string): Promise<string> {
   let secret = secrets.get(workspaceId);
   if (secret === undefined) {
     const workspace = await findWorkspace(ctx.db, workspaceId);
     if (!workspace) throw new Error('workspace vanished');
-    secret = workspace.subject_secret;
+    secret = ctx.secrets.decrypt(workspace.subject_secret);
     secrets.set(workspaceId, secret);
   }
   return secret;

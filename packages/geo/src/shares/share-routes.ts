@@ -73,7 +73,7 @@ export function registerShareRoutes(app: App, ctx: GeoContext): void {
           ...commonErrors,
         },
       },
-      onRequest: authenticated(ctx, 'geo:write'),
+      preParsing: authenticated(ctx, 'geo:write'),
     },
     async (request, reply) => {
       const principal = principalOf(request);
@@ -99,7 +99,7 @@ export function registerShareRoutes(app: App, ctx: GeoContext): void {
         querystring: Type.Object({ workspaceId: Uuid('The workspace') }),
         response: { 200: Type.Object({ items: Type.Array(ShareSchema) }), 404: ErrorSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx, 'geo:read'),
+      preParsing: authenticated(ctx, 'geo:read'),
     },
     async (request) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);
@@ -119,7 +119,7 @@ export function registerShareRoutes(app: App, ctx: GeoContext): void {
         querystring: Type.Object({ workspaceId: Uuid('The workspace') }),
         response: { 204: Type.Null({ description: 'Revoked' }), 404: ErrorSchema, ...commonErrors },
       },
-      onRequest: authenticated(ctx, 'geo:write'),
+      preParsing: authenticated(ctx, 'geo:write'),
     },
     async (request, reply) => {
       const workspaceId = await requireWorkspace(ctx, principalOf(request), request.query.workspaceId);

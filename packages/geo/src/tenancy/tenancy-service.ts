@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Executor, generateKey, sha256Hex, withTransaction } from '@keel/core';
+import { type Executor, generateKey, type SecretBox, sha256Hex, withTransaction } from '@keel/core';
 import type { Kysely } from 'kysely';
 import { GEO_PERMISSIONS, type KeyScope } from '../auth/permissions.ts';
 import type { GeoDb } from '../db/schema.ts';
@@ -42,6 +42,7 @@ export async function createTenant(
 export async function createWorkspace(
   db: Executor<GeoDb>,
   input: { tenantId: string; organizationId?: string; name: string; timezone?: string },
+  secrets: SecretBox,
   now = new Date(),
 ) {
   const organization = input.organizationId
@@ -62,7 +63,7 @@ export async function createWorkspace(
     organization_id: organization.id,
     name: input.name,
     timezone,
-    subject_secret: randomBytes(32).toString('hex'),
+    subject_secret: secrets.encrypt(randomBytes(32).toString('hex')),
     created_at: now.toISOString(),
   });
   return { workspaceId, organizationId: organization.id };
@@ -151,11 +152,15 @@ export interface BootstrapResult {
  * Creates a new tenant with two workspaces, four tenant-scoped keys (read; read+write; signals only; every
  * permission) and a site token for the first workspace: what scripts and tests start from.
  */
-export async function bootstrapTenant(db: Kysely<GeoDb>, name = 'Bootstrap tenant'): Promise<BootstrapResult> {
+export async function bootstrapTenant(
+  db: Kysely<GeoDb>,
+  secrets: SecretBox,
+  name = 'Bootstrap tenant',
+): Promise<BootstrapResult> {
   return withTransaction(db, async (trx) => {
     const { tenantId, organizationId } = await createTenant(trx, { name });
-    const first = await createWorkspace(trx, { tenantId, organizationId, name: 'Workspace A' });
-    const second = await createWorkspace(trx, { tenantId, organizationId, name: 'Workspace B' });
+    const first = await createWorkspace(trx, { tenantId, organizationId, name: 'Workspace A' }, secrets);
+    const second = await createWorkspace(trx, { tenantId, organizationId, name: 'Workspace B' }, secrets);
     const scope: KeyScope = { type: 'tenant' };
     const key = async (keyName: string, permissions: readonly string[]) =>
       (await issueApiKey(trx, { tenantId, name: keyName, permissions, scope, expiresAt: null })).key;

@@ -26,7 +26,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('organization_id', 'varchar(36)', (c) => c.notNull().references('organization.id'))
     .addColumn('name', 'varchar(200)', (c) => c.notNull())
     .addColumn('timezone', 'varchar(64)', (c) => c.notNull())
-    .addColumn('subject_secret', 'varchar(64)', (c) => c.notNull())
+    .addColumn('subject_secret', 'text', (c) => c.notNull())
     .addColumn('created_at', t.timestamp, (c) => c.notNull())
     .execute();
   await db.schema.createIndex('workspace_tenant').on('workspace').columns(['tenant_id', 'id']).execute();
