@@ -30,6 +30,18 @@ const SHAPES: Record<string, string> = {
   'eyJ runs': 'eyJ'.repeat(N / 3),
   'dense e-mails': 'a@b.co '.repeat(N / 7),
   'dense mixed PII': 'call 555-0100 mail a@b.io ip 10.0.0.1 card 4111111111111111 pw: Xk9#mPq2Lw\n'.repeat(N / 75),
+  'URL escapes': '%41'.repeat(N / 3),
+  'a form value of pluses': `q=${'a+'.repeat(N / 2)}`,
+  'pluses outside forms': 'a+'.repeat(N / 2),
+  'password questions': 'the password?\nB: Xk9#mPq2Lw\n'.repeat(N / 27),
+  'secret words without values': 'the key and the token '.repeat(N / 22),
+  'login pairs on one line': 'login ab / Xk9#mPq2 '.repeat(N / 20),
+  '.pgpass-like fields on one line': 'h:5432:db:u:p '.repeat(N / 14),
+  'echo pipes on one line': 'echo x | cat '.repeat(N / 13),
+  'markdown password tables': '| password |\n|---|\n| Xk9#mPq2Lw |\n'.repeat(N / 34),
+  'a CSV header of password columns': `${'password,'.repeat(220)}\n${`${'Xk9#mPq2Lw,'.repeat(220)}\n`.repeat(200)}`,
+  'CJK keyword runs': 'パスワードは'.repeat(N / 6),
+  'ASCII runs inside CJK words': 'カード4111'.repeat(N / 7),
 };
 
 for (const [name, text] of Object.entries(SHAPES)) {

@@ -11,11 +11,14 @@ function lineStartOf(t: string, i: number): number {
   return k > 0 && t.charCodeAt(k - 1) !== 10 ? -1 : k;
 }
 
-function lineEndOf(t: string, i: number): number {
-  const e = t.indexOf('\n', i);
-  let end = e < 0 ? t.length : e;
-  if (end > i && t.charCodeAt(end - 1) === 13) end--;
-  return end;
+/** End of the line containing `i` (before a CR), looked for at most `max` characters ahead; -1 beyond that. */
+function lineEndOf(t: string, i: number, max: number): number {
+  let k = i;
+  const limit = Math.min(t.length, i + max);
+  while (k < limit && t.charCodeAt(k) !== 10) k++;
+  if (k === limit && limit < t.length) return -1;
+  if (k > i && t.charCodeAt(k - 1) === 13) k--;
+  return k;
 }
 
 /** Fields of a .pgpass line: no blanks, `\:` escapes a colon. */
@@ -33,8 +36,8 @@ export function scanPgpassLine(st: ScanState, at: number): number {
   const t = st.text;
   const ls = lineStartOf(t, at);
   if (ls < 0) return -1;
-  const le = lineEndOf(t, at);
-  if (le - ls > 512) return -1;
+  const le = lineEndOf(t, at, 512);
+  if (le < 0 || le - ls > 512) return -1;
   const colons: number[] = [];
   for (let k = ls; k < le && colons.length < 4; k++) {
     const c = t.charCodeAt(k);
@@ -116,8 +119,8 @@ export function scanEchoPipe(st: ScanState, e: number): number {
   const quoted = value.quoted;
   const pipe = skipBlanks(t, quoted ? end + 1 : end);
   if (t.charCodeAt(pipe) !== 124 || t.charCodeAt(pipe + 1) === 124) return -1;
-  const rest = t.slice(pipe, lineEndOf(t, pipe));
-  const m = STDIN_READERS.exec(rest);
+  const le = lineEndOf(t, pipe, 400);
+  const m = STDIN_READERS.exec(t.slice(pipe, le < 0 ? pipe + 400 : le));
   if (m === null) return -1;
   if (m[0] === 'chpasswd') {
     const colon = t.indexOf(':', start);

@@ -4,6 +4,21 @@ import { emitValue, keyKind, PASSWORD, STRONG_SECRET } from './password-detector
 import type { ScanState } from './scan-state.ts';
 
 const MAX_ROWS = 2000;
+const MAX_COLUMN_SCANS = 8;
+
+function hasDelimiter(t: string, s: number, e: number, delimiter: number): boolean {
+  for (let k = s; k < e; k++) if (t.charCodeAt(k) === delimiter) return true;
+  return false;
+}
+
+/** `|---|:---:|`: the line under a markdown table's header (a new table begins). */
+function isSeparatorRow(t: string, s: number, e: number): boolean {
+  for (let k = s; k < e; k++) {
+    const c = t.charCodeAt(k);
+    if (c !== 124 && c !== 45 && c !== 58 && c !== 32 && c !== 13) return false;
+  }
+  return true;
+}
 
 function lineEndAt(t: string, i: number): number {
   const e = t.indexOf('\n', i);
@@ -39,6 +54,8 @@ function cellEnd(t: string, s: number, le: number, delimiter: number): number {
  */
 export function scanCredentialColumn(st: ScanState, i: number, j: number): void {
   const t = st.text;
+  // A few tables per text: a header row of hundreds of password columns must not cost rows × columns.
+  if (st.columnScans >= MAX_COLUMN_SCANS) return;
   let ls = i;
   while (ls > 0 && i - ls < 512 && t.charCodeAt(ls - 1) !== 10) ls--;
   let delimiter: number;
@@ -69,10 +86,11 @@ export function scanCredentialColumn(st: ScanState, i: number, j: number): void 
   if (kind !== PASSWORD && kind !== STRONG_SECRET) return;
   let column = 0;
   for (let k = ls; k < i; k++) if (t.charCodeAt(k) === delimiter) column++;
+  st.columnScans++;
   let r = firstRow;
   for (let rows = 0; r < t.length && rows < MAX_ROWS; rows++) {
     const le = lineEndAt(t, r);
-    if (markdown ? t.charCodeAt(r) !== 124 : t.indexOf(String.fromCharCode(delimiter), r) > le || le === r) break;
+    if (markdown ? t.charCodeAt(r) !== 124 || isSeparatorRow(t, r, le) : !hasDelimiter(t, r, le, delimiter)) break;
     const cs = cellStart(t, r, le, delimiter, column);
     if (cs >= 0) {
       let s = cs;

@@ -78,8 +78,10 @@ export class ScanState {
    * decoded view itself, which is never decoded again.
    */
   decodedUntil = 0;
-  /** True once candidates were added out of text order (from a decoded view). */
+  /** True once candidates were added out of text order (from a decoded view or a table column). */
   unordered = false;
+  /** Password columns of tables read so far (see credential-columns.ts). */
+  columnScans = 0;
 
   constructor(text: string, sel: BuiltinSelection) {
     this.text = text;
