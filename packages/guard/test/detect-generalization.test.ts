@@ -260,6 +260,7 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
       ['The wifi name is CoffeeHouse and the password is latte2024', 'GENERIC_PASSWORD:latte2024'],
       ['my password was changed to sunshine99 yesterday', 'GENERIC_PASSWORD:sunshine99'],
       ['Das Passwort lautet katze2023', 'GENERIC_PASSWORD:katze2023'],
+      ['the password for the guest network is coffee4all ok', 'GENERIC_PASSWORD:coffee4all'],
     ]);
     expectNone('GENERIC_PASSWORD', [
       'the password is case-sensitive',
@@ -268,6 +269,8 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
       'your password is required.',
       'Passwords are stored as bcrypt hashes',
       'the password is v1.2.3',
+      'your password is about to expire in 3days',
+      'Password for the account is too weak',
     ]);
   });
 

@@ -139,7 +139,7 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
     name: 'GENERIC_PASSWORD',
     category: 'SECRET',
     description:
-      'Password or secret value assigned to a password/secret/token-like key (key=value, key: value, JSON, CLI flags, URL credentials); the span is the value',
+      'Password or secret value assigned to a password/secret/token-like key (key=value, key: value, JSON, CLI flags, URL credentials), stated in prose in several languages, or given to tools (.pgpass, net user, --password-stdin); tokens without a type of their own (npm, PyPI, GitLab); the span is the value',
     baseScore: 0.86,
     regex:
       '(?i)(?:password|passwd|pwd|passcode|passphrase|secret|api_?key|token)["\']?\\s*(?:=|:)\\s*["\']?([^\\s"\',;]{4,})',

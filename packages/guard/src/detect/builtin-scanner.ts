@@ -1,6 +1,8 @@
 // The built-in detectors' single pass: one walk over the text that dispatches on trigger characters (`@`, `+`,
-// `(`, `-----BEGIN`, `::`) and on each word's first characters (digits, capitals + digits, literal secret
-// prefixes, key names, injection trigger words). Each detector returns where the walk resumes.
+// `(`, `-----BEGIN`, `-p`, `::`, `%XX`, a `*:` line) and on each word's first characters (digits, capitals +
+// digits, literal secret prefixes, key names, trigger words). Words that mix ASCII with other letters have their
+// ASCII runs dispatched on their own, as CJK text puts no blank around entities. Each detector returns where the
+// walk resumes.
 import { foldCase, hashStep, hashWord, isAlnum, isDigit, isUpper, WORD_KIND, WORD_TABLE } from './chars.ts';
 import { scanCjkKeywords } from './cjk-keywords.ts';
 import { scanAttachedMysqlPassword, scanEchoPipe, scanNetUser, scanPgpassLine } from './command-credentials.ts';

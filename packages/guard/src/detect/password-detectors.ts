@@ -701,8 +701,12 @@ export function scanPasswordMention(st: ScanState, e: number): number {
     while (b > a && (isWrapper(t.charCodeAt(b - 1)) || isSentenceEnd(t.charCodeAt(b - 1)))) b--;
     const w = t.slice(a, b);
     const lower = w.toLowerCase();
-    if (FREE_TEXT_STOP.has(lower)) continue;
-    if (COPULAS.has(lower) || w.length === 0) continue;
+    // "password for the wifi is …": a copula makes the next word the value again.
+    if (COPULAS.has(lower)) {
+      adjacent = true;
+      continue;
+    }
+    if (FREE_TEXT_STOP.has(lower) || w.length === 0) continue;
     if (knownSecretPrefixAt(t, a)) return -1;
     // Right after "password is" / "passwort ist" / "password changed to", letters with digits or symbols are
     // enough (latte2024); further on, the word must look like a password by itself.
@@ -725,6 +729,11 @@ export function scanPasswordMention(st: ScanState, e: number): number {
 
 /** Copulas and the verbs of "set / changed / reset … to", in the languages of the mention words. */
 const COPULAS = new Set([
+  'is',
+  'was',
+  'are',
+  'be',
+  'to',
   'now',
   'still',
   'as',
