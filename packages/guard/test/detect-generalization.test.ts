@@ -280,6 +280,8 @@ describe('passwords in prose, in other languages and in tool syntax', () => {
       ['test account qa.user@acme.io / F4lc0n#0 for staging', 'EMAIL:qa.user@acme.io', 'GENERIC_PASSWORD:F4lc0n#0'],
       ['the shared login is ops@acme.io / Pass2024! until friday', 'GENERIC_PASSWORD:Pass2024!'],
       ['creds: deploy / Tr0ub4dor&3', 'GENERIC_PASSWORD:Tr0ub4dor&3'],
+      ['email/password: jane@example.org / Plasma1994', 'EMAIL:jane@example.org', 'GENERIC_PASSWORD:Plasma1994'],
+      ['password: jane@example.org', 'EMAIL:jane@example.org'],
       ['Zugangsdaten: max.muster@firma.de / Herbst!2023', 'GENERIC_PASSWORD:Herbst!2023'],
     ]);
     expectNone('GENERIC_PASSWORD', [

@@ -43,7 +43,8 @@ export const LOGIN_WORDS = [
   'логин',
   'аккаунт',
 ];
-const LOGIN_LEX = lexicon(LOGIN_WORDS, []);
+/** Before an `e-mail / value` pair: login words, and password words ("email/password: a@b.c / …"). */
+const LOGIN_LEX = lexicon([...LOGIN_WORDS, 'password', 'passwords', 'passwort', 'pass', 'passwd', 'pwd', 'pw'], []);
 
 /** Words in running text that name a secret whose value may follow a colon later in the sentence. */
 export const SECRET_MENTION_WORDS = [
