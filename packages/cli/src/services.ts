@@ -1,6 +1,6 @@
 import type { CliCommand, ServiceDefinition } from '@keel/core';
-import { geoService } from '@keel/geo';
 import { engineService } from '@keel/engine';
+import { geoService } from '@keel/geo';
 import { guardService } from '@keel/guard';
 
 /** Every service `keel start` and `keel migrate` know, in start order. */

@@ -1,7 +1,7 @@
+export { bearerToken, constantTimeEqual, generateKey, sha256Hex } from './auth/secrets.ts';
 export type { Cache } from './cache/cache.ts';
 export { createMemoryCache } from './cache/memory-cache.ts';
 export { type OpenedCache, openCache } from './cache/open-cache.ts';
-export { bearerToken, constantTimeEqual, generateKey, sha256Hex } from './auth/secrets.ts';
 export {
   ConfigError,
   ConfigReader,
@@ -11,6 +11,7 @@ export {
   readCoreConfig,
   readHttpConfig,
 } from './config.ts';
+export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
 export { columnTypes, dialectOf, fromJsonColumn, isUniqueViolation, toBoolean, toIsoString } from './db/dialect.ts';
 export { type MigrationSet, migrateToLatest } from './db/migrate.ts';
 export {
@@ -24,7 +25,6 @@ export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
 export { type ErrorBody, errorBody } from './http/error-handler.ts';
-export type { CliCommand, CommandIo, RunningService, ServiceAddress, ServiceDefinition } from './service.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {
   checkIdempotencyKey,
@@ -35,7 +35,11 @@ export {
   pruneIdempotencyKeys,
   runIdempotent,
 } from './idempotency/idempotency.ts';
-export { createIdempotencyTable, IDEMPOTENCY_TABLE, type IdempotencyKeyTable } from './idempotency/idempotency-table.ts';
+export {
+  createIdempotencyTable,
+  IDEMPOTENCY_TABLE,
+  type IdempotencyKeyTable,
+} from './idempotency/idempotency-table.ts';
 export { sendIdempotent } from './idempotency/reply.ts';
 export {
   defineMcpTool,
@@ -54,15 +58,6 @@ export {
   type OutboundUrlPolicy,
 } from './net/outbound-url.ts';
 export { createSafeAgent, type SafePostResult, safePost } from './net/safe-fetch.ts';
-export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
-export {
-  createOutboxTables,
-  OUTBOX_ATTEMPT_TABLE,
-  OUTBOX_TABLE,
-  type OutboxAttemptTable,
-  type OutboxDb,
-  type OutboxMessageTable,
-} from './outbox/outbox-table.ts';
 export {
   createOutboxWorker,
   DEFAULT_RETRY_SCHEDULE_MS,
@@ -73,4 +68,13 @@ export {
   type OutboxWorker,
   type OutboxWorkerOptions,
 } from './outbox/outbox.ts';
+export {
+  createOutboxTables,
+  OUTBOX_ATTEMPT_TABLE,
+  OUTBOX_TABLE,
+  type OutboxAttemptTable,
+  type OutboxDb,
+  type OutboxMessageTable,
+} from './outbox/outbox-table.ts';
 export { generateSigningSecret, signWebhook } from './outbox/signature.ts';
+export type { CliCommand, CommandIo, RunningService, ServiceAddress, ServiceDefinition } from './service.ts';
