@@ -376,12 +376,12 @@ function walk(st: ScanState, deadline?: number): void {
     const c = t.charCodeAt(i);
     let kinds = WORD_KIND[c];
     if (kinds !== 0) {
+      // The run of the first character's kind, then (rarely) the rest of a word that mixes both kinds.
       let j = i + 1;
-      while (j < n) {
-        const k = WORD_KIND[t.charCodeAt(j)];
-        if (k === 0) break;
-        kinds |= k;
-        j++;
+      while (j < n && WORD_KIND[t.charCodeAt(j)] === kinds) j++;
+      if (j < n && WORD_KIND[t.charCodeAt(j)] !== 0) {
+        kinds = 3;
+        while (j < n && WORD_KIND[t.charCodeAt(j)] !== 0) j++;
       }
       // Plain lower-case words followed by a blank or punctuation (the bulk of prose) are passed over here;
       // the rest go to onWord, and words with non-ASCII letters to onMixedWord.

@@ -58,6 +58,12 @@ export function scanCredentialColumn(st: ScanState, i: number, j: number): void 
   if (st.columnScans >= MAX_COLUMN_SCANS) return;
   let ls = i;
   while (ls > 0 && i - ls < 512 && t.charCodeAt(ls - 1) !== 10) ls--;
+  // A header cell is followed by a delimiter or the line's end (blanks and quotes aside).
+  let b = j;
+  while (b < t.length && (t.charCodeAt(b) === 32 || t.charCodeAt(b) === 34 || t.charCodeAt(b) === 39)) b++;
+  const next = t.charCodeAt(b);
+  if (!(next === 44 || next === 9 || next === 59 || next === 124 || next === 10 || next === 13 || b >= t.length))
+    return;
   let delimiter: number;
   let firstRow: number;
   let markdown = false;
@@ -78,7 +84,7 @@ export function scanCredentialColumn(st: ScanState, i: number, j: number): void 
   // The word must be the whole cell (blanks and quotes aside).
   let a = i;
   while (a > ls && isCellBlank(t.charCodeAt(a - 1), delimiter)) a--;
-  let b = j;
+  b = j;
   while (b < t.length && isCellBlank(t.charCodeAt(b), delimiter)) b++;
   if ((a > ls && t.charCodeAt(a - 1) !== delimiter) || (t.charCodeAt(b) !== delimiter && t.charCodeAt(b) !== 10))
     return;

@@ -52,6 +52,9 @@ for (const ch of ' \t\r\n<>"\':,;()[]') ID_TOKEN_END[ch.charCodeAt(0)] = 1;
 const ID_KEYS = new Set(['inreplyto', 'references', 'msgid', 'mid', 'cid', 'threadid', 'parentid']);
 
 function isIdKey(t: string, s: number, e: number): boolean {
+  // Every id key ends in "id", "references" or "in-reply-to": a cheap test before the lower-casing.
+  const last = t.charCodeAt(e - 1) | 32;
+  if (last !== 100 && last !== 115 && last !== 111) return false;
   const key = t.slice(s, e).toLowerCase().replace(/[-_.]/g, '');
   return ID_KEYS.has(key) || key.endsWith('messageid') || key.endsWith('contentid');
 }

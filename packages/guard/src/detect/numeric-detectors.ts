@@ -559,15 +559,13 @@ export function scanNumberRun(st: ScanState, start: number): number {
     if (r >= 0) return r;
   }
   if (!hasPlus && !openParen && digits === 9) return scanSsn(st, start, end, groups, sepUnion, sepUniform);
-  if ((hasPlus || openParen) && groups >= 3) {
+  const found = st.out.length;
+  if (digits >= 7 && digits <= 15) scanPhone(st, start, end, groups, digits, hasPlus);
+  if (st.out.length === found && (hasPlus || openParen) && groups >= 3) {
     // "+1 (615) 826-9431 323 316 129#": a PIN written straight after the number is not part of it.
-    const g = dialledPrefix(st, groups, digits, hasPlus);
-    if (g > 0) {
-      scanPhone(st, start, groupEnd[g - 1], g, prefixDigits(g), hasPlus);
-      return end;
-    }
+    const g = dialledPrefix(st, groups, hasPlus);
+    if (g > 0) scanPhone(st, start, groupEnd[g - 1], g, prefixDigits(g), hasPlus);
   }
-  if (digits >= 7 && digits <= 15) return scanPhone(st, start, end, groups, digits, hasPlus);
   return end;
 }
 
@@ -584,12 +582,11 @@ function prefixDigits(g: number): number {
 }
 
 /**
- * When a run that opens like a phone number (`+CC`, `(area)`) is too long for one, or its digits fit no numbering
- * plan, the longest prefix of its groups that is a phone number; 0 when the whole run is one or no prefix is.
+ * For a run that opens like a phone number (`+CC`, `(area)`) but is not one as a whole (too long, or its digits
+ * fit no numbering plan): the longest prefix of its groups that is a phone number, or 0.
  */
-function dialledPrefix(st: ScanState, groups: number, digits: number, hasPlus: boolean): number {
+function dialledPrefix(st: ScanState, groups: number, hasPlus: boolean): number {
   if (hasPlus) {
-    if (digits <= 15 && internationalVerdict(digitsOf(st, groups, true)) > 0) return 0;
     for (let g = groups - 1; g >= 2; g--) {
       const d = prefixDigits(g);
       if (d < 8 || d > 15) continue;

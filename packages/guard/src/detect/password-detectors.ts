@@ -299,7 +299,7 @@ export function emitValue(st: ScanState, kind: number, start: number, end: numbe
   if (v.length < 4 || v.length > 256) return false;
   if (knownSecretPrefixAt(st.text, start)) return false;
   // "email/password: jane@example.org / …": an e-mail address is the user, left to the e-mail detector.
-  if (/^[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/.test(v)) return false;
+  if (v.includes('@') && /^[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/.test(v)) return false;
   if (isPlaceholderValue(v)) {
     st.emit('GENERIC_PASSWORD', start, end, evidence({ placeholder: true, context: 1 }));
     return true;

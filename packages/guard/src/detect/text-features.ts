@@ -316,18 +316,15 @@ export function polarityBefore(text: string, start: number, width: number, lex: 
       continue;
     }
     const we = j;
-    let foreign = false;
-    while (j > limit) {
-      const d = text.charCodeAt(j - 1);
-      if (!isContextWordCode(d)) break;
-      if (d >= 0x250) foreign = true;
-      j--;
-    }
+    while (j > limit && isContextWordCode(text.charCodeAt(j - 1))) j--;
     let p = polarityOfRange(text, j, we, lex);
     if (p > 0 && NUMBER_WORDS.has(hashRange(text, j, we))) {
       return previousWordPolarity(text, j, limit, lex) < 0 ? -1 : p;
     }
-    if (p === 0 && foreign) p = polarityOfScripts(text, j, we, lex);
+    // Another script at either end of the word (`IPは`, `请致电`, `カード番号`): look at its parts.
+    if (p === 0 && (text.charCodeAt(we - 1) >= 0x250 || text.charCodeAt(j) >= 0x250)) {
+      p = polarityOfScripts(text, j, we, lex);
+    }
     if (p !== 0) return p;
   }
   return 0;
