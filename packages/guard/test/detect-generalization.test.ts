@@ -96,6 +96,8 @@ describe('entities glued to CJK text and full-width punctuation', () => {
       ['登录密码：Xk9#mQ2v', 'GENERIC_PASSWORD:Xk9#mQ2v'],
       ['비밀번호는 Haneul2024!입니다', 'GENERIC_PASSWORD:Haneul2024!'],
       ['password：Kaze7Tori', 'GENERIC_PASSWORD:Kaze7Tori'],
+      ['密码是123456，别告诉别人', 'GENERIC_PASSWORD:123456'],
+      ['手机13940184283，密码是Zw123456!', 'PHONE_NUMBER:13940184283', 'GENERIC_PASSWORD:Zw123456!'],
     ]);
   });
 
@@ -105,7 +107,10 @@ describe('entities glued to CJK text and full-width punctuation', () => {
       'パスワードは8文字以上にしてください',
       '密码错误，请重试',
       '비밀번호를 변경해 주세요',
+      '暗証番号は1234です',
+      '密码有效期至20241231',
     ]);
+    expectNone('IP_ADDRESS', ['バージョン10.2.30.4をインストールしました', '依据第3.1.2.4条款']);
     expectNone('PHONE_NUMBER', ['注文番号13940184283の件です', '订单号13940184283已发货']);
   });
 });

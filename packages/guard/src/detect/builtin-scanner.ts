@@ -321,6 +321,8 @@ function onWord(st: ScanState, i: number, j: number): number {
  */
 function onMixedWord(st: ScanState, i: number, j: number, kinds: number): number {
   const t = st.text;
+  const found = st.out.length;
+  let resume = j;
   if (kinds === 3) {
     let a = i;
     while (a < j) {
@@ -329,17 +331,22 @@ function onMixedWord(st: ScanState, i: number, j: number, kinds: number): number
       let b = a + 1;
       while (b < j && WORD_KIND[t.charCodeAt(b)] === 1) b++;
       const r = onAsciiRun(st, a, b);
-      if (r >= j) return r;
+      if (r >= j) {
+        resume = r;
+        break;
+      }
       a = Math.max(r, b);
     }
   }
+  // An entity that runs past the word ends it; a number run that found nothing ("密码是123456") does not.
+  if (resume > j && st.out.length > found) return resume;
   let r = onKeyword(st, i, j);
-  if (r > 0) return r;
+  if (r > 0) return Math.max(r, resume);
   if (st.sel.password) {
     r = scanCjkKeywords(st, i, j);
-    if (r > 0) return r;
+    if (r > 0) return Math.max(r, resume);
   }
-  return j;
+  return resume;
 }
 
 const PASSE_HASH = hashWord('passe');

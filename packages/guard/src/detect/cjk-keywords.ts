@@ -104,6 +104,8 @@ function valueAfter(st: ScanState, from: number, kind: number): number {
     }
   }
   if (e <= s || knownSecretPrefixAt(t, s)) return -1;
-  if (!emitValue(st, kind, s, e, quoted)) return -1;
+  // "密码是123456": after a keyword and its copula, six or more digits are a password too.
+  const digitsOnly = kind === PASSWORD && e - s >= 6 && /^\d+$/.test(t.slice(s, e));
+  if (!emitValue(st, kind, s, e, quoted || digitsOnly)) return -1;
   return quoted ? e + 1 : e;
 }

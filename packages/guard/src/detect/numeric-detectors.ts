@@ -335,6 +335,11 @@ const VERSION_WORDS = [
   'artifact',
   'snapshot',
   'milestone',
+  'バージョン',
+  '版本',
+  '버전',
+  'версия',
+  'версии',
 ];
 /** Words before legal and document section numbers (Section 18.4.9.4, clause 3.1.2.4, Art. 5.1.2.1). */
 const DOCUMENT_WORDS = [
@@ -382,6 +387,13 @@ const DOCUMENT_WORDS = [
   'sezione',
   'capitolo',
   'hoofdstuk',
+  '条款',
+  '章节',
+  'セクション',
+  '조항',
+  'статья',
+  'пункт',
+  'раздел',
 ];
 
 const CARD_LEX = lexicon(CARD_WORDS, NUMBER_NEGATIVE_WORDS);
