@@ -5,9 +5,12 @@ import { evidence, type ScanState } from './scan-state.ts';
 import { knownSecretPrefixAt } from './secret-detectors.ts';
 import { charClassCount, isHex, isPlaceholderValue, isUuid, shannonEntropy } from './text-features.ts';
 
-/** How a key names what its value holds: a password, a secret (API key, client secret), a weaker word (token, key). */
+// How a key names what its value holds (keyKind's answers; 0 for keys that hold no secret).
+/** The key names a password: any value but code, URLs and dates is reported. */
 export const PASSWORD = 1;
+/** The key names a secret (API key, client secret): the value must look generated. */
 export const STRONG_SECRET = 2;
+/** The key is a weaker word (token, key, auth): the value must look generated and mix three character classes. */
 export const WEAK_SECRET = 3;
 
 /** Key names (and their endings) that hold a password, in the languages guard reads. */
