@@ -201,6 +201,7 @@ describe('numbers near phone numbers that are not phone numbers', () => {
       ['PHONE_NUMBER:(212) 555-0100', 'PHONE_NUMBER:(212) 555-0187'],
     );
     expectNone('PHONE_NUMBER', ['PIN 615 826 9431', 'Meeting ID: 812 3349 0123 Passcode: 482913']);
+    expectNone('US_SSN', ['EIN 123456789, Fax (212) 555-0187', 'DUNS: 123456789 | NPI: 1234567893']);
   });
 });
 
