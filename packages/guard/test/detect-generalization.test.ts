@@ -158,6 +158,7 @@ describe('dotted numbering is not an IPv4 address', () => {
       'gemäß Abschnitt 7.2.1.4 der AGB',
       '12.4.1.3 Termination\nEither party may terminate.',
       '## 4.2.1.3. Scope of Work',
+      'as described in 18.4.9.4 and 18.4.9.5 of the MSA',
     ]);
   });
 
@@ -171,6 +172,8 @@ describe('dotted numbering is not an IPv4 address', () => {
       ['deploy target host 8.9.76.86 (prod)', 'IP_ADDRESS:8.9.76.86'],
       ['10.0.0.1 Gateway\n10.0.0.2 Printer', 'IP_ADDRESS:10.0.0.1'],
       ['Section 3 covers the VPN; connect from 192.168.14.7', 'IP_ADDRESS:192.168.14.7'],
+      ['ping 18.4.9.4 and 17.5.3.2 from the bastion', 'IP_ADDRESS:18.4.9.4'],
+      ['10.1.2.3 is down', 'IP_ADDRESS:10.1.2.3'],
     ]);
   });
 });

@@ -695,12 +695,15 @@ function scanIpv4(st: ScanState, start: number, end: number): number {
   const p2 = start > 1 ? t.charCodeAt(start - 2) : 0;
   if (p1 === 61 && (p2 === 61 || p2 === 126 || p2 === 60 || p2 === 62 || p2 === 33)) return end;
   const ctx = isOutlineNumber(st, start, end) ? -1 : ipContext(st, start, end);
-  // 1.2.3.4-style values with small leading parts are usually versions and builds: only words such as "ip",
-  // "host" or "from" make them addresses.
+  // 1.2.3.4-style values with small leading parts are usually versions and builds, and values whose every part is
+  // small (18.4.9.4, 12.4.1.3) section numbers: only words such as "ip", "host" or "from" make them addresses.
+  // 10.x.y.z is the private range, where small parts are common, so it keeps its full weight.
+  const g0 = Number(t.slice(groupStart[0], groupEnd[0]));
+  const g1 = Number(t.slice(groupStart[1], groupEnd[1]));
+  const g2 = Number(t.slice(groupStart[2], groupEnd[2]));
+  const g3 = Number(t.slice(groupStart[3], groupEnd[3]));
   const versionShaped =
-    groupLen(0) === 1 &&
-    Number(t.slice(groupStart[1], groupEnd[1])) <= 20 &&
-    Number(t.slice(groupStart[2], groupEnd[2])) <= 40;
+    (groupLen(0) === 1 && g1 <= 20 && g2 <= 40) || (g0 <= 30 && g0 !== 10 && g1 <= 20 && g2 <= 20 && g3 <= 20);
   st.emit(
     'IP_ADDRESS',
     start,
