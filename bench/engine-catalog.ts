@@ -194,7 +194,10 @@ try {
         method: 'POST',
         path: '/api/v1/catalog/orders',
         headers,
-        setupRequest: (req, context) => ({ ...req, body: JSON.stringify({ checkoutId: (context as { checkoutId?: string }).checkoutId }) }),
+        setupRequest: (req, context) => ({
+          ...req,
+          body: JSON.stringify({ checkoutId: (context as { checkoutId?: string }).checkoutId }),
+        }),
       },
     ],
   });

@@ -8,7 +8,9 @@ const README = path.join(import.meta.dirname, '..', 'README.md');
 const START = '<!-- builtin-table:start -->';
 const END = '<!-- builtin-table:end -->';
 
-const rows = BUILTIN_PATTERNS.map((p) => `| \`${p.name}\` | ${p.category} | ${p.baseScore.toFixed(2)} | ${p.description.replaceAll('|', '\\|')} |`);
+const rows = BUILTIN_PATTERNS.map(
+  (p) => `| \`${p.name}\` | ${p.category} | ${p.baseScore.toFixed(2)} | ${p.description.replaceAll('|', '\\|')} |`,
+);
 const table = ['| type | category | base score | what it finds |', '|---|---|---|---|', ...rows].join('\n');
 const text = fs.readFileSync(README, 'utf8');
 const from = text.indexOf(START);

@@ -5,7 +5,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { buildEngine, type EngineUnderTest, product, startReceiver, testDatabaseTargets, until } from './helper.ts';
 
-async function listen(t: TestContext, engine: EngineUnderTest): Promise<string> {
+async function listen(_t: TestContext, engine: EngineUnderTest): Promise<string> {
   await engine.mcp.listen({ host: '127.0.0.1', port: 0 });
   return `http://127.0.0.1:${(engine.mcp.server.address() as AddressInfo).port}`;
 }

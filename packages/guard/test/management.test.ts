@@ -312,11 +312,27 @@ for (const target of testDatabaseTargets()) {
       const { app, db } = await buildGuard(t, target);
       const now = new Date().toISOString();
       // Written behind the API's back, as an old row might be after a library upgrade.
-      await db.insertInto('pattern').values({ name: 'BROKEN', regex: '(?<=x)y', description: '', category: 'PII', is_active: true, allow_threshold: null, block_threshold: null, created_at: now, updated_at: now }).execute();
+      await db
+        .insertInto('pattern')
+        .values({
+          name: 'BROKEN',
+          regex: '(?<=x)y',
+          description: '',
+          category: 'PII',
+          is_active: true,
+          allow_threshold: null,
+          block_threshold: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
       await app.inject({ method: 'POST', url: '/admin/reload' });
       const { status, body } = await detect(app, { text: 'mail jane.doe@example.org' });
       assert.equal(status, 200);
-      assert.deepEqual(body.detections.map((d: { type: string }) => d.type), ['EMAIL']);
+      assert.deepEqual(
+        body.detections.map((d: { type: string }) => d.type),
+        ['EMAIL'],
+      );
     });
 
     test('POST /admin/reload clears the caches; other methods are 405', async (t) => {

@@ -19,7 +19,10 @@ export interface TokenDirectory {
 }
 
 export function createTokenDirectory(config: GuardConfig['auth']): TokenDirectory {
-  const known = [...config.tokenPermissions.keys()].map((name) => ({ name, digest: createHash('sha256').update(name).digest() }));
+  const known = [...config.tokenPermissions.keys()].map((name) => ({
+    name,
+    digest: createHash('sha256').update(name).digest(),
+  }));
   return {
     identify(presented) {
       const digest = createHash('sha256').update(presented).digest();
