@@ -89,6 +89,36 @@ describe('keel start', () => {
     assert.equal(await exited, 0);
   });
 
+  test('GUARD_WORKERS runs guard in several processes that share one port and see every change at once', async (t) => {
+    const child = spawn(process.execPath, [KEEL, 'start', 'guard'], {
+      env: { ...process.env, GUARD_PORT: '0', GUARD_WORKERS: '2', KEEL_DATA_DIR: tempDir(t), LOG_LEVEL: 'warn' },
+    });
+    t.after(() => child.kill('SIGKILL'));
+    const [, base] = await waitForLine(child, /guard listening on (http:\/\/127\.0\.0\.1:\d+) \(2 worker processes\)/);
+    const detectTypes = async () => {
+      const response = await fetch(`${base}/detect`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify({ text: 'ref TCK-123' }),
+      });
+      const body = (await response.json()) as { detections: { type: string }[] };
+      return body.detections.map((d) => d.type);
+    };
+    for (let i = 0; i < 4; i++) assert.deepEqual(await detectTypes(), []);
+    const created = await fetch(`${base}/patterns`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Name: 'TICKET', Regex: 'TCK-\\d+' }),
+    });
+    assert.equal(created.status, 201);
+    // Each request opens a new connection (Connection: close), and the cluster hands new connections to the workers
+    // in turn, so both workers answer here; every one of them must see the new pattern on the next request.
+    for (let i = 0; i < 8; i++) assert.deepEqual(await detectTypes(), ['TICKET']);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  });
+
   test('a bad configuration value stops start-up with a message naming the variable', async () => {
     const result = await run(['start'], { GUARD_PORT: 'abc' });
     assert.equal(result.code, 1);

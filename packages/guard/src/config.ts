@@ -40,6 +40,8 @@ export interface GuardConfig {
   };
   audit: { retentionDays: number };
   gateway: GatewayConfig;
+  /** Processes serving guard's port (Node cluster); 1 runs guard inside the `keel start` process. */
+  workers: number | 'auto';
 }
 
 /** Where stream-async security events go: JSON lines to stdout or a file, or POSTed to an HTTP(S) endpoint. */
@@ -169,6 +171,10 @@ export function readGuardConfig(env: Env): GuardConfig {
     },
     audit: { retentionDays: reader.int('AUDIT_RETENTION_DAYS', 30, { min: 1, max: 3650 }) },
     gateway: readGatewayConfig(reader, core.allowPrivateUrls),
+    workers:
+      reader.optionalString('GUARD_WORKERS')?.toLowerCase() === 'auto'
+        ? 'auto'
+        : reader.int('GUARD_WORKERS', 1, { min: 1, max: 64 }),
   };
   reader.done();
   return config;

@@ -73,10 +73,12 @@ export async function openDatabase<DB>(options: OpenDatabaseOptions): Promise<Da
   const file = sqlitePath(options.url);
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new DatabaseSync(file);
+  // The busy timeout comes first: switching to WAL needs a lock another process (a second instance, or
+  // `keel migrate` beside `keel start`) may be holding for a moment.
+  database.exec('PRAGMA busy_timeout = 5000');
   database.exec('PRAGMA journal_mode = WAL');
   database.exec('PRAGMA synchronous = NORMAL');
   database.exec('PRAGMA foreign_keys = ON');
-  database.exec('PRAGMA busy_timeout = 5000');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: adaptSqlite(database) }) });
   return { db, dialect: 'sqlite', schema: undefined, close: () => db.destroy() };
 }

@@ -79,7 +79,10 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     reply.header('x-request-id', request.id);
     done();
   });
+  // The request line is logged at info; below that level the object is not even built.
+  const logRequests = ['info', 'debug', 'trace'].includes(options.logLevel);
   app.addHook('onResponse', (request, reply, done) => {
+    if (!logRequests) return done();
     // The path only: query strings may carry personal data or credentials.
     const path = request.url.split('?', 1)[0];
     request.log.info(

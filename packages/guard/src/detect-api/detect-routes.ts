@@ -18,6 +18,9 @@ export function registerDetectRoutes(app: App, ctx: GuardContext): void {
         response: { 200: DetectResponseSchema, 503: ErrorSchema, ...commonErrors },
       },
       config: { permission: 'detect:read' },
+      // The response is mostly user text (values, redacted text) full of characters that need escaping; V8's
+      // JSON.stringify escapes them natively and measured ~2x faster here than the schema-compiled serializer.
+      serializerCompiler: () => (data) => JSON.stringify(data),
     },
     async (request) => detect(ctx, request.body),
   );
