@@ -1,6 +1,6 @@
 // guard's chat-completions gateway against the same fake upstream called directly, side by side with Portkey's
 // open-source gateway, in one run. Every server runs in its own process; the load generator runs in this one.
-//   npx node bench/guard-gateway.ts [--duration 10] [--connections 50] [--requests 2000] [--streams 300]
+//   npx node bench/guard-gateway.ts [--duration 10] [--connections 50] [--requests 2000] [--streams 300] [--workers 2]
 // Portkey is installed once, bench-only: (cd bench/peers-gateway && npm install)
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,8 +17,10 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     requests: { type: 'string', default: '2000' },
     streams: { type: 'string', default: '300' },
+    workers: { type: 'string', default: '2' },
   },
 });
+const workers = values.workers!;
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const latencyRequests = Number(values.requests);
@@ -229,6 +231,7 @@ try {
     // The corpus is dense with high-confidence PII: in BLOCK mode most prompts would be refused before the
     // upstream (cheaper than a forward). MASK analyzes and redacts every prompt and forwards it.
     GATEWAY_BLOCK_MODE: 'MASK',
+    GUARD_WORKERS: workers,
   };
   const keelArgs = ['packages/cli/src/keel.ts', 'start', 'guard'];
   const guard = await startProcess(keelArgs, { ...guardEnv, AI_MODEL_URL: upstream.url }, /guard listening on (\S+)/);
@@ -355,7 +358,7 @@ try {
     'guard-gateway',
     `## guard: chat-completions gateway
 
-\`npx node bench/guard-gateway.ts --duration ${duration} --connections ${connections}\` — ${machineLine()}.
+\`npx node bench/guard-gateway.ts --duration ${duration} --connections ${connections} --workers ${workers}\` (guard as \`GUARD_WORKERS=${workers} keel start guard\`) — ${machineLine()}.
 
 One run, every server in its own process: a fast local chat-completions upstream (\`bench/guard-gateway-upstream.ts\`),
 guard (\`keel start guard\`, SQLite, \`LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}\`, \`AI_MODEL_URL\` = that upstream) and
