@@ -137,3 +137,48 @@ test('sqlite::memory: and :memory: open an in-memory database, never a file name
   }
   assert.equal(fs.existsSync(':memory:'), false);
 });
+
+test('two processes writing one SQLite file wait their turn instead of failing', async (t) => {
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const { spawn } = await import('node:child_process');
+  const { openDatabase: open } = await import('../src/index.ts');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-two-writers-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'shared.sqlite');
+  const database = await open<any>({ url: file });
+  t.after(() => database.close());
+  await sql`create table counter (id integer primary key, n integer not null)`.execute(database.db);
+  await sql`insert into counter (id, n) values (1, 0)`.execute(database.db);
+
+  // Another process keeps committing small write transactions for a second.
+  const writer = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { DatabaseSync } from 'node:sqlite';
+       const db = new DatabaseSync(${JSON.stringify(file)});
+       db.exec('PRAGMA busy_timeout = 5000');
+       const until = Date.now() + 1000;
+       while (Date.now() < until) { db.exec('begin immediate'); db.exec('update counter set n = n + 1 where id = 1'); db.exec('commit'); }
+       db.close();`,
+    ],
+    { stdio: 'inherit' },
+  );
+  const done = new Promise<number | null>((resolve) => writer.on('exit', resolve));
+
+  // Meanwhile this process reads, then writes, in each transaction: the pattern a deferred BEGIN fails on.
+  let ok = 0;
+  for (let i = 0; i < 40; i++) {
+    await withTransaction(database.db, async (trx) => {
+      const { rows } = await sql<{ n: number }>`select n from counter where id = 1`.execute(trx);
+      await sql`update counter set n = ${Number(rows[0]!.n) + 1} where id = 1`.execute(trx);
+    });
+    ok++;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.equal(await done, 0);
+  assert.equal(ok, 40);
+});

@@ -211,6 +211,48 @@ for (const target of testDatabaseTargets()) {
       assert.equal((await engine.call('DELETE', `/api/v1/catalog/products/${created.id}`)).status, 404);
     });
 
+    test('search: products with every term in the name come first, and pages cross that boundary without gaps', async (t) => {
+      const engine = await buildEngine(t, target);
+      const store = engine.boot.storeIds[0]!;
+      const post = async (name: string, description: string) =>
+        (await engine.call('POST', '/api/v1/catalog/products', { body: product(store, { name, description }) })).body
+          .id as string;
+      const named = [
+        await post('Red wool scarf', 'warm'),
+        await post('Red silk scarf', 'light'),
+        await post('Scarf, red', 'cotton'),
+      ];
+      // Strong description matches, but the name lacks a term: they rank after every name match.
+      const described = [
+        await post('Winter accessory', 'A red scarf, red as a red scarf can be: scarf scarf'),
+        await post('Gift set', 'Includes a red scarf'),
+        await post('Red gloves', 'Pairs with any scarf'),
+      ];
+      await post('Blue hat', 'wool');
+      const page = async (cursor?: string) => {
+        const response = await engine.call(
+          'GET',
+          `/api/v1/catalog/products?q=red%20scarf&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        );
+        return {
+          ids: response.body.data.map((p: { id: string }) => p.id) as string[],
+          next: response.body.nextCursor as string | null,
+        };
+      };
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let i = 0; i < 4; i++) {
+        const { ids, next } = await page(cursor);
+        seen.push(...ids);
+        if (!next) break;
+        cursor = next;
+      }
+      assert.equal(seen.length, 6, 'every match once');
+      assert.equal(new Set(seen).size, 6, 'no duplicates across pages');
+      assert.deepEqual(new Set(seen.slice(0, 3)), new Set(named), 'name matches first');
+      assert.deepEqual(new Set(seen.slice(3)), new Set(described));
+    });
+
     test('search: ranked full text over name, description and otherDetails; aliases; pagination', async (t) => {
       const engine = await buildEngine(t, target);
       const store = engine.boot.storeIds[0]!;

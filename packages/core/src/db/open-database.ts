@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql } from 'kysely';
 import pg from 'pg';
 import { adaptSqlite } from './sqlite-adapter.ts';
 
@@ -34,6 +34,29 @@ function isPostgresUrl(url: string): boolean {
 function sqlitePath(url: string): string {
   const file = url.replace(/^sqlite:(\/\/)?/, '').replace(/^file:(\/\/)?/, '');
   return file === ':memory:' || file === '' ? ':memory:' : path.resolve(file);
+}
+
+/**
+ * SQLite transactions start with BEGIN IMMEDIATE: a deferred transaction that reads and then writes cannot wait
+ * for another process's write lock (SQLite answers SQLITE_BUSY_SNAPSHOT at once), whereas an immediate one takes
+ * the write lock up front and waits its turn under the busy timeout. One process never notices; two do — a second
+ * instance, or `keel import` beside `keel start`.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
 }
 
 /** The embedded default: `<dataDir>/<service>.sqlite`. */
@@ -79,7 +102,7 @@ export async function openDatabase<DB>(options: OpenDatabaseOptions): Promise<Da
   database.exec('PRAGMA journal_mode = WAL');
   database.exec('PRAGMA synchronous = NORMAL');
   database.exec('PRAGMA foreign_keys = ON');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: adaptSqlite(database) }) });
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: adaptSqlite(database) }) });
   return { db, dialect: 'sqlite', schema: undefined, close: () => db.destroy() };
 }
 
