@@ -170,10 +170,33 @@ export interface HttpConfig {
   securityHeadersEnabled: boolean;
   rateLimitMax: number;
   rateLimitWindowMs: number;
+  /**
+   * TRUST_PROXY: which proxies' `X-Forwarded-For` decides the client address (rate limits, visitor hashes).
+   * false (default) trusts none, true every hop, a number that many hops, or a list of addresses and CIDRs.
+   */
+  trustProxy?: boolean | number | string[];
+}
+
+function readTrustProxy(reader: ConfigReader): boolean | number | string[] {
+  const raw = reader.optionalString('TRUST_PROXY')?.trim();
+  if (raw === undefined || raw === '' || raw.toLowerCase() === 'false') return false;
+  if (raw.toLowerCase() === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  const address = /^(?:[0-9.]+|[0-9a-f:.]+)(?:\/\d{1,3})?$/i;
+  if (entries.length === 0 || !entries.every((entry) => address.test(entry) && /[.:]/.test(entry))) {
+    reader.problem('TRUST_PROXY must be true, false, a hop count, or comma-separated IP addresses/CIDRs');
+    return false;
+  }
+  return entries;
 }
 
 export function readHttpConfig(reader: ConfigReader): HttpConfig {
   return {
+    trustProxy: readTrustProxy(reader),
     maxRequestSizeBytes: reader.int('MAX_REQUEST_SIZE_BYTES', 10 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
     corsAllowedOrigins: reader.list('CORS_ALLOWED_ORIGINS', []),
     securityHeadersEnabled: reader.bool('SECURITY_HEADERS_ENABLED', true),

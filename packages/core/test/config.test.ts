@@ -73,4 +73,16 @@ describe('configuration', () => {
     assert.deepEqual(http.corsAllowedOrigins, ['https://a.example', 'https://b.example']);
     assert.equal(core.allowPrivateUrls, true);
   });
+
+  test('TRUST_PROXY: off by default; true, a hop count or an address list; anything else names the variable', () => {
+    assert.equal(read({}).http.trustProxy, false);
+    assert.equal(read({ TRUST_PROXY: 'true' }).http.trustProxy, true);
+    assert.equal(read({ TRUST_PROXY: '2' }).http.trustProxy, 2);
+    assert.deepEqual(read({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1' }).http.trustProxy, [
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+    ]);
+    assert.throws(() => read({ TRUST_PROXY: 'proxy.internal' }), /TRUST_PROXY/);
+  });
 });

@@ -186,6 +186,30 @@ describe('createApp', () => {
     assert.equal(other.headers['access-control-allow-origin'], undefined);
   });
 
+  test('X-Forwarded-For decides the client address only from a trusted proxy (TRUST_PROXY)', async (t) => {
+    const seen = async (http: Partial<HttpConfig>) => {
+      const app = await createApp({
+        name: 'ip',
+        version: '1',
+        description: 'ip',
+        http: { ...baseHttp, ...http },
+        logLevel: 'silent',
+      });
+      t.after(() => app.close());
+      app.get('/ip', async (request) => ({ ip: request.ip }));
+      const response = await app.inject({
+        url: '/ip',
+        remoteAddress: '10.1.2.3',
+        headers: { 'x-forwarded-for': '203.0.113.7' },
+      });
+      return response.json().ip as string;
+    };
+    assert.equal(await seen({}), '10.1.2.3', 'untrusted: a client cannot pick its own address');
+    assert.equal(await seen({ trustProxy: ['10.0.0.0/8'] }), '203.0.113.7');
+    assert.equal(await seen({ trustProxy: ['192.168.0.0/16'] }), '10.1.2.3', 'a proxy outside the list is not trusted');
+    assert.equal(await seen({ trustProxy: 1 }), '203.0.113.7');
+  });
+
   test('rate limiting answers 429 with Retry-After and the JSON error body', async (t) => {
     const app = await buildTestApp({ rateLimitMax: 2 });
     t.after(() => app.close());

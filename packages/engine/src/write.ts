@@ -10,18 +10,20 @@ export type WriteWork<T> = (trx: Transaction<EngineDb>, sink: EventSink) => Prom
 
 /**
  * Runs one write in a transaction with its outbound events (flushed into the outbox inside the same
- * transaction), retried when it lost a unique-index race, then wakes the delivery worker.
+ * transaction), retried when it lost a unique-index race, then wakes the delivery worker when it queued messages
+ * (a wake-up costs the worker a claim query, which is a write; writes with no receivers skip it).
  */
 export async function inTransaction<T>(ctx: EngineContext, work: WriteWork<T>): Promise<T> {
+  let queued = 0;
   const result = await retryOnUniqueViolation(() =>
     ctx.db.transaction().execute(async (trx) => {
       const sink = createEventSink();
       const value = await work(trx, sink);
-      await sink.flush(trx);
+      queued = await sink.flush(trx);
       return value;
     }),
   );
-  ctx.notifyOutbox();
+  if (queued > 0) ctx.notifyOutbox();
   return result;
 }
 
@@ -43,14 +45,15 @@ export async function idempotentWrite<T>(
     const outcome = await inTransaction(ctx, work);
     return { ...outcome, replayed: false };
   }
+  let queued = 0;
   const outcome = await retryOnUniqueViolation(() =>
     runIdempotent(ctx.db, { scope: `${principal.keyId}|${operation}`, key, payload }, async (trx) => {
       const sink = createEventSink();
       const value = await work(trx, sink);
-      await sink.flush(trx);
+      queued = await sink.flush(trx);
       return value;
     }),
   );
-  ctx.notifyOutbox();
+  if (queued > 0) ctx.notifyOutbox();
   return outcome;
 }

@@ -62,6 +62,57 @@ for (const target of testDatabaseTargets()) {
       assert.equal(bad.status, 400);
     });
 
+    test('privacy and export requests with an Idempotency-Key: a retry replays, another body is a 409', async (t) => {
+      const { app, a, db } = await buildGeo(t, target);
+      const privacy = (subject: string) =>
+        call(app, 'POST', '/api/v1/geo/privacy', {
+          key: a.keys.write,
+          headers: { 'idempotency-key': 'privacy-retry-1' },
+          body: { workspaceId: a.workspaceId, type: 'deletion', subject },
+        });
+      const first = await privacy('jane@example.org');
+      assert.equal(first.status, 202);
+      // The subject is normalised before hashing, so the same person written differently is the same request.
+      const retry = await privacy(' Jane@Example.org ');
+      assert.equal(retry.status, 202);
+      assert.equal(retry.headers['idempotent-replayed'], 'true');
+      assert.equal(retry.body.id, first.body.id);
+      const other = await privacy('someone-else@example.org');
+      assert.equal(other.status, 409);
+      assert.equal(other.body.error.code, 'IDEMPOTENCY_KEY_REUSED');
+      const queued = await db
+        .selectFrom('privacy_request')
+        .select('id')
+        .where('workspace_id', '=', a.workspaceId)
+        .execute();
+      assert.equal(queued.length, 1);
+      const stored = JSON.stringify(
+        await db
+          .selectFrom('idempotency_key' as any)
+          .selectAll()
+          .execute(),
+      );
+      assert.equal(stored.toLowerCase().includes('jane@example.org'), false, 'the receipt never holds the subject');
+
+      const exportBody = { workspaceId: a.workspaceId, source: 'dataset', dataset: 'metrics', format: 'csv' };
+      const exportOnce = (body: unknown) =>
+        call(app, 'POST', '/api/v1/geo/exports', {
+          key: a.keys.read,
+          headers: { 'idempotency-key': 'export-retry-1' },
+          body,
+        });
+      const created = await exportOnce(exportBody);
+      assert.equal(created.status, 202);
+      assert.equal(created.headers.location, created.body.downloadUrl);
+      const replayed = await exportOnce(exportBody);
+      assert.equal(replayed.status, 202);
+      assert.equal(replayed.headers['idempotent-replayed'], 'true');
+      assert.equal(replayed.body.id, created.body.id);
+      assert.equal((await exportOnce({ ...exportBody, format: 'json' })).status, 409);
+      const jobs = await db.selectFrom('export_job').select('id').where('workspace_id', '=', a.workspaceId).execute();
+      assert.equal(jobs.length, 1);
+    });
+
     test("deletion removes the subject's events and derived rows in the background, and records completion", async (t) => {
       const { app, a, ctx, db } = await buildGeo(t, target);
       await track(app, a.siteToken, 'jane', 3);

@@ -55,6 +55,14 @@ const DOCS_PREFIX = '/docs';
  * JSON-only writes, security headers, deny-by-default CORS, rate limiting, OpenAPI 3.1 and a docs page.
  * Routes are added by the caller; nothing listens yet.
  */
+/** A hop count becomes a function (Fastify's types take booleans, address lists and functions). */
+function trustProxyOption(
+  value: HttpConfig['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof value === 'number') return (_address, hop) => hop < value;
+  return value ?? false;
+}
+
 export async function createApp(options: CreateAppOptions): Promise<App> {
   const { http } = options;
   const app = Fastify({
@@ -66,6 +74,7 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-admin-key"]'],
     },
     bodyLimit: http.maxRequestSizeBytes,
+    trustProxy: trustProxyOption(http.trustProxy),
     genReqId: requestIdFor,
     requestIdHeader: false,
     // One line per request, written by the onResponse hook below (path only, no query string).

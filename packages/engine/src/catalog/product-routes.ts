@@ -47,8 +47,9 @@ const DetailsQuery = Type.Object({
 });
 const ProductParams = Type.Object({ productId: Type.String({ maxLength: 100, description: 'Product UUID' }) });
 
-const LIST_DESCRIPTION = `Products of the stores the key reaches, newest first; with \`q\`, a ranked full-text search (name weighs most,
-then otherDetails, then description; every term must match, the last one as a prefix). Pagination: \`limit\` (1–100, default 20) and the
+const LIST_DESCRIPTION = `Products of the stores the key reaches, newest first; with \`q\`, a ranked full-text search (every term must match,
+the last one as a prefix; products whose name holds every term come first, and within each tier name weighs most, then
+otherDetails, then description). Pagination: \`limit\` (1–100, default 20) and the
 opaque \`nextCursor\`; search results go at most 10,000 deep.`;
 
 const UPSERT_DESCRIPTION = `Creates the product, or updates the one \`storeId\`+\`sku\` or \`storeId\`+\`externalId\` identifies (201 created,

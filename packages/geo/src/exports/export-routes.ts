@@ -1,9 +1,18 @@
-import type { App } from '@keel/core';
+import { type App, checkIdempotencyKey, sendIdempotent } from '@keel/core';
 import { Type } from 'typebox';
 import { requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoContext } from '../context.ts';
 import { DatasetEnum } from '../datasets/dataset-schemas.ts';
-import { Cursor, commonErrors, ErrorSchema, keySecurity, Nullable, Timestamp, Uuid } from '../http-schemas.ts';
+import {
+  Cursor,
+  commonErrors,
+  ErrorSchema,
+  IdempotencyHeaders,
+  keySecurity,
+  Nullable,
+  Timestamp,
+  Uuid,
+} from '../http-schemas.ts';
 import { authenticated, principalOf } from '../routes-auth.ts';
 import { createExport, listExports, openExport } from './export-service.ts';
 import { EXPORT_FORMATS } from './export-writers.ts';
@@ -33,7 +42,8 @@ export function registerExportRoutes(app: App, ctx: GeoContext): void {
         tags,
         security: keySecurity,
         summary: 'Request an export',
-        description: `Needs \`geo:read\`. A dataset (\`source: "dataset"\`, \`dataset\`) or one report run (\`source: "report"\`, \`reportId\`) as JSON, CSV, NDJSON, XLSX or PDF. Generated in the background (202); poll \`GET /api/v1/geo/exports/{exportId}\`. Large exports stream page by page into storage with flat memory; rows are capped at \`GEO_EXPORT_MAX_ROWS\` (PDF: \`GEO_EXPORT_MAX_PDF_ROWS\`). CSV and XLSX cells that start like a formula (\`=\`, \`+\`, \`-\`, \`@\`, tab, CR) are prefixed with \`'\`. Exports expire after \`GEO_EXPORT_TTL_HOURS\` (default 24).`,
+        description: `Needs \`geo:read\`. A dataset (\`source: "dataset"\`, \`dataset\`) or one report run (\`source: "report"\`, \`reportId\`) as JSON, CSV, NDJSON, XLSX or PDF. Generated in the background (202); poll \`GET /api/v1/geo/exports/{exportId}\`. Large exports stream page by page into storage with flat memory; rows are capped at \`GEO_EXPORT_MAX_ROWS\` (PDF: \`GEO_EXPORT_MAX_PDF_ROWS\`). CSV and XLSX cells that start like a formula (\`=\`, \`+\`, \`-\`, \`@\`, tab, CR) are prefixed with \`'\`. Exports expire after \`GEO_EXPORT_TTL_HOURS\` (default 24). An optional \`Idempotency-Key\` makes a retry safe: the same key and body answers the first receipt (\`Idempotent-Replayed: true\`) without queueing a second export; the same key with another body is a 409.`,
+        headers: IdempotencyHeaders(false),
         body: Type.Object(
           {
             workspaceId: Uuid('The workspace'),
@@ -44,15 +54,17 @@ export function registerExportRoutes(app: App, ctx: GeoContext): void {
           },
           { additionalProperties: false },
         ),
-        response: { 202: ExportSchema, 404: ErrorSchema, ...commonErrors },
+        response: { 202: ExportSchema, 404: ErrorSchema, 409: ErrorSchema, ...commonErrors },
       },
       preParsing: authenticated(ctx, 'geo:read'),
     },
     async (request, reply) => {
       const principal = principalOf(request);
+      const key = checkIdempotencyKey(request.headers['idempotency-key'], false);
       const workspaceId = await requireWorkspace(ctx, principal, request.body.workspaceId);
-      const created = await createExport(ctx, principal, { ...request.body, workspaceId });
-      return reply.status(202).header('location', created.downloadUrl).send(created);
+      const outcome = await createExport(ctx, principal, { ...request.body, workspaceId }, key);
+      if (outcome.statusCode === 202) reply.header('location', (outcome.body as { downloadUrl: string }).downloadUrl);
+      return sendIdempotent(request, reply, outcome);
     },
   );
 

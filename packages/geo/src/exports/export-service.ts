@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { toIsoString } from '@keel/core';
+import { type Executor, type IdempotentResponse, runIdempotent, toIsoString } from '@keel/core';
 import type { Selectable } from 'kysely';
 import { requirePermission, requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoPrincipal } from '../auth/permissions.ts';
@@ -9,7 +9,7 @@ import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { DATASETS, type DatasetName } from '../datasets/dataset-schemas.ts';
 import { mapEvent, mapRecord } from '../datasets/dataset-service.ts';
 import { findRecord, pageEvents, pageRecords } from '../datasets/dataset-store.ts';
-import type { ExportTable } from '../db/schema.ts';
+import type { ExportTable, GeoDb } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { isUuid, normalizeUuid, uuidv7 } from '../ids.ts';
 import { CONTENT_TYPES, chunkingSink, type ExportFormat, type ExportRow, writeExport } from './export-writers.ts';
@@ -47,7 +47,16 @@ export interface CreateExportInput {
 }
 
 /** Queues an export for the background worker; 202 with its id. */
-export async function createExport(ctx: GeoContext, principal: GeoPrincipal, input: CreateExportInput) {
+/**
+ * Queues an export. With an `Idempotency-Key`, a retry with the same body answers the first receipt instead of
+ * queueing a second export.
+ */
+export async function createExport(
+  ctx: GeoContext,
+  principal: GeoPrincipal,
+  input: CreateExportInput,
+  idempotencyKey?: string,
+): Promise<IdempotentResponse<ReturnType<typeof mapExport>>> {
   if (input.source === 'dataset') {
     if (!input.dataset || !(DATASETS as readonly string[]).includes(input.dataset))
       throw GeoErrors.exportInvalid('source "dataset" needs one of the 15 datasets in `dataset`');
@@ -59,7 +68,7 @@ export async function createExport(ctx: GeoContext, principal: GeoPrincipal, inp
     const report = await findRecord(ctx.db, input.workspaceId, 'reports', normalizeUuid(input.reportId));
     if (!report) throw GeoErrors.reportNotFound(input.reportId);
   }
-  return insertExportJob(ctx, {
+  const job = {
     tenantId: principal.tenantId,
     workspaceId: input.workspaceId,
     source: input.source,
@@ -67,7 +76,14 @@ export async function createExport(ctx: GeoContext, principal: GeoPrincipal, inp
     reportId: input.reportId ? normalizeUuid(input.reportId) : null,
     subjectHash: null,
     format: input.format,
-  });
+  };
+  const work = async (trx: Executor<GeoDb>) => ({ statusCode: 202, body: await insertExportJob(ctx, job, trx) });
+  if (idempotencyKey === undefined) return { ...(await work(ctx.db)), replayed: false };
+  return runIdempotent(
+    ctx.db,
+    { scope: `${principal.tenantId}|POST /api/v1/geo/exports`, key: idempotencyKey, payload: input },
+    work,
+  );
 }
 
 export async function insertExportJob(
@@ -81,6 +97,7 @@ export async function insertExportJob(
     subjectHash: string | null;
     format: ExportFormat;
   },
+  executor: Executor<GeoDb> = ctx.db,
 ) {
   const now = ctx.now();
   const row = {
@@ -103,7 +120,7 @@ export async function insertExportJob(
     completed_at: null,
     expires_at: new Date(now.getTime() + ctx.config.exports.ttlHours * 3_600_000).toISOString(),
   };
-  await ctx.db.insertInto('export_job').values(row).execute();
+  await executor.insertInto('export_job').values(row).execute();
   return mapExport(row as Selectable<ExportTable>, now);
 }
 

@@ -1,8 +1,17 @@
-import type { App } from '@keel/core';
+import { type App, checkIdempotencyKey, sendIdempotent } from '@keel/core';
 import { Type } from 'typebox';
 import { requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoContext } from '../context.ts';
-import { Cursor, commonErrors, keySecurity, Nullable, Timestamp, Uuid } from '../http-schemas.ts';
+import {
+  Cursor,
+  commonErrors,
+  ErrorSchema,
+  IdempotencyHeaders,
+  keySecurity,
+  Nullable,
+  Timestamp,
+  Uuid,
+} from '../http-schemas.ts';
 import { authenticated, principalOf } from '../routes-auth.ts';
 import { listPrivacyRequests, submitPrivacyRequest } from './privacy-service.ts';
 
@@ -58,7 +67,8 @@ export function registerPrivacyRoutes(app: App, ctx: GeoContext): void {
         security: keySecurity,
         summary: 'Submit a pseudonymous access or deletion request',
         description:
-          "Needs `geo:write`. `subject` is the identifier the site used as `userId` in tracking events (or as `subject` in signals); it is hashed on arrival with the workspace's secret (HMAC-SHA256 over the trimmed, lower-cased value) and never stored or logged in clear. 202: processed in the background — an access request produces a personal-data export (NDJSON) of the subject's events, a deletion removes the subject's tracking events, the rows derived from them and earlier access exports; both record completion and counts.",
+          "Needs `geo:write`. `subject` is the identifier the site used as `userId` in tracking events (or as `subject` in signals); it is hashed on arrival with the workspace's secret (HMAC-SHA256 over the trimmed, lower-cased value) and never stored or logged in clear. 202: processed in the background — an access request produces a personal-data export (NDJSON) of the subject's events, a deletion removes the subject's tracking events, the rows derived from them and earlier access exports; both record completion and counts. An optional `Idempotency-Key` makes a retry safe: the same key and body answers the first receipt (`Idempotent-Replayed: true`) without queueing a second request; the same key with another body is a 409.",
+        headers: IdempotencyHeaders(false),
         body: Type.Object(
           {
             workspaceId: Uuid('The workspace'),
@@ -67,14 +77,16 @@ export function registerPrivacyRoutes(app: App, ctx: GeoContext): void {
           },
           { additionalProperties: false },
         ),
-        response: { 202: PrivacyRequestSchema, ...commonErrors },
+        response: { 202: PrivacyRequestSchema, 409: ErrorSchema, ...commonErrors },
       },
       preParsing: authenticated(ctx, 'geo:write'),
     },
     async (request, reply) => {
       const principal = principalOf(request);
+      const key = checkIdempotencyKey(request.headers['idempotency-key'], false);
       const workspaceId = await requireWorkspace(ctx, principal, request.body.workspaceId);
-      return reply.status(202).send(await submitPrivacyRequest(ctx, principal, { ...request.body, workspaceId }));
+      const outcome = await submitPrivacyRequest(ctx, principal, { ...request.body, workspaceId }, key);
+      return sendIdempotent(request, reply, outcome);
     },
   );
 }

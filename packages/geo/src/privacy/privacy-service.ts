@@ -1,4 +1,11 @@
-import { type Executor, fromJsonColumn, toIsoString, withTransaction } from '@keel/core';
+import {
+  type Executor,
+  fromJsonColumn,
+  type IdempotentResponse,
+  runIdempotent,
+  toIsoString,
+  withTransaction,
+} from '@keel/core';
 import type { Selectable } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
@@ -26,31 +33,47 @@ export function mapPrivacyRequest(row: Selectable<PrivacyRequestTable>) {
 /**
  * Records a pseudonymous access or deletion request: the subject identifier is hashed with the workspace's
  * secret before anything is stored or logged, and never kept in clear. Processing happens in the background.
+ * With an `Idempotency-Key`, a retry of the same request (same type and subject) answers the first receipt and
+ * queues nothing new; the stored fingerprint covers the subject's hash, never the subject.
  */
 export async function submitPrivacyRequest(
   ctx: GeoContext,
-  _principal: GeoPrincipal,
+  principal: GeoPrincipal,
   input: { workspaceId: string; type: 'access' | 'deletion'; subject: string },
-) {
+  idempotencyKey?: string,
+): Promise<IdempotentResponse<ReturnType<typeof mapPrivacyRequest>>> {
   const subject = input.subject.trim();
   if (subject.length === 0) throw GeoErrors.privacyInvalid('subject must not be blank');
   const secret = await workspaceSecret(ctx, input.workspaceId);
-  const row = {
-    id: uuidv7(),
-    workspace_id: input.workspaceId,
-    type: input.type,
-    subject_hash: hashSubject(secret, subject),
-    status: 'pending',
-    attempts: 0,
-    claimed_by: null,
-    claimed_at: null,
-    result: null,
-    export_id: null,
-    created_at: ctx.now().toISOString(),
-    completed_at: null,
+  const subjectHash = hashSubject(secret, subject);
+  const work = async (trx: Executor<GeoDb>) => {
+    const row = {
+      id: uuidv7(),
+      workspace_id: input.workspaceId,
+      type: input.type,
+      subject_hash: subjectHash,
+      status: 'pending',
+      attempts: 0,
+      claimed_by: null,
+      claimed_at: null,
+      result: null,
+      export_id: null,
+      created_at: ctx.now().toISOString(),
+      completed_at: null,
+    };
+    await trx.insertInto('privacy_request').values(row).execute();
+    return { statusCode: 202, body: mapPrivacyRequest(row as Selectable<PrivacyRequestTable>) };
   };
-  await ctx.db.insertInto('privacy_request').values(row).execute();
-  return mapPrivacyRequest(row as Selectable<PrivacyRequestTable>);
+  if (idempotencyKey === undefined) return { ...(await work(ctx.db)), replayed: false };
+  return runIdempotent(
+    ctx.db,
+    {
+      scope: `${principal.tenantId}|POST /api/v1/geo/privacy`,
+      key: idempotencyKey,
+      payload: { workspaceId: input.workspaceId, type: input.type, subjectHash },
+    },
+    work,
+  );
 }
 
 export async function listPrivacyRequests(

@@ -134,13 +134,21 @@ export class GeoClient {
     });
   }
 
-  /** Submits a pseudonymous access or deletion request (the subject is hashed by the service on arrival). */
-  submitPrivacyRequest(input: {
-    workspaceId: string;
-    type: 'access' | 'deletion';
-    subject: string;
-  }): Promise<GeoApi.PrivacyRequest> {
-    return this.#http.json({ method: 'POST', path: '/api/v1/geo/privacy', body: input, idempotent: false });
+  /**
+   * Submits a pseudonymous access or deletion request (the subject is hashed by the service on arrival), under an
+   * Idempotency-Key so a retry never queues a second request.
+   */
+  submitPrivacyRequest(
+    input: { workspaceId: string; type: 'access' | 'deletion'; subject: string },
+    options: IdempotencyOption = {},
+  ): Promise<GeoApi.PrivacyRequest> {
+    return this.#http.json({
+      method: 'POST',
+      path: '/api/v1/geo/privacy',
+      body: input,
+      headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
+      idempotent: true,
+    });
   }
 
   listPrivacyRequests(query: {
@@ -151,14 +159,24 @@ export class GeoClient {
     return this.#http.json({ method: 'GET', path: '/api/v1/geo/privacy', query: { ...query }, idempotent: true });
   }
 
-  requestExport(input: {
-    workspaceId: string;
-    source: 'dataset' | 'report';
-    dataset?: GeoApi.Dataset;
-    reportId?: string;
-    format: GeoApi.ExportFormat;
-  }): Promise<GeoApi.Export> {
-    return this.#http.json({ method: 'POST', path: '/api/v1/geo/exports', body: input, idempotent: false });
+  /** Queues an export under an Idempotency-Key, so a retry never queues a second one. */
+  requestExport(
+    input: {
+      workspaceId: string;
+      source: 'dataset' | 'report';
+      dataset?: GeoApi.Dataset;
+      reportId?: string;
+      format: GeoApi.ExportFormat;
+    },
+    options: IdempotencyOption = {},
+  ): Promise<GeoApi.Export> {
+    return this.#http.json({
+      method: 'POST',
+      path: '/api/v1/geo/exports',
+      body: input,
+      headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
+      idempotent: true,
+    });
   }
 
   /** The export's bytes once ready, or its status while it is being generated. */
