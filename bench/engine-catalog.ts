@@ -139,26 +139,28 @@ try {
     `| product upserts over REST | ${upsertRate}/s (${upsert.requests.sent} requests, ${upsert.non2xx} non-2xx, p99 ${upsert.latency.p99} ms) | ≥ 2,000/s | ${met(upsertRate >= 2000 && upsert.non2xx === 0)} |`,
   );
 
-  // 2. Search p99 on the catalog just made.
-  let q = 0;
-  const search = await autocannon({
-    url: base,
-    connections: 8,
-    duration: DURATION,
-    requests: [
-      {
-        method: 'GET',
-        headers,
-        setupRequest: (req) => ({
-          ...req,
-          path: `/api/v1/catalog/products?q=${encodeURIComponent(`${pick(ADJECTIVES, q * 7)} ${pick(NOUNS, q++ * 3)}`)}&limit=20`,
-        }),
-      },
-    ],
-  });
-  rows.push(
-    `| search p99 (${PRODUCTS.toLocaleString('en')} products, 2-term queries, 8 connections) | ${search.latency.p99} ms (p50 ${search.latency.p50} ms, ${Math.round(search.requests.average)} req/s, ${search.non2xx} non-2xx) | ≤ 20 ms | ${met(search.latency.p99 <= 20 && search.non2xx === 0)} |`,
-  );
+  // 2. Search p99 on the catalog just made: one client (the latency of a search), then 8 at once (queueing included).
+  for (const connections of [1, 8]) {
+    let q = 0;
+    const search = await autocannon({
+      url: base,
+      connections,
+      duration: DURATION,
+      requests: [
+        {
+          method: 'GET',
+          headers,
+          setupRequest: (req) => ({
+            ...req,
+            path: `/api/v1/catalog/products?q=${encodeURIComponent(`${pick(ADJECTIVES, q * 7)} ${pick(NOUNS, q++ * 3)}`)}&limit=20`,
+          }),
+        },
+      ],
+    });
+    rows.push(
+      `| search p99 (${PRODUCTS.toLocaleString('en')} products, 2-term queries, ${connections} connection${connections > 1 ? 's' : ''}) | ${search.latency.p99} ms (p50 ${search.latency.p50} ms, ${Math.round(search.requests.average)} req/s, ${search.non2xx} non-2xx) | ≤ 20 ms | ${met(search.latency.p99 <= 20 && search.non2xx === 0)} |`,
+    );
+  }
 
   // 3. cart → checkout → order sequences (the cart is created with its checkout id, then the order completes it).
   const catalogIds: string[] = [];
@@ -263,5 +265,12 @@ catalog they built; sequences are POST /carts (2 lines, checkout id created) + P
 connections; deliveries: 20,000 product.created events from 80 batch ingress calls, signed, to a receiver on 127.0.0.1.
 ${machineLine()}.
 
-${table}`,
+${table}
+
+The search queries (\`red shoe\`, \`waterproof lamp\`, …) are deliberately broad: in this generated catalog each matches
+5,000–7,000 products, and in most of them no product has both words in its name, so every query ranks all its matches
+(SQLite FTS5 bm25 inside the FTS index, then the page's rows fetched: about 6 ms of SQLite time per query on this machine). A single node:sqlite connection answers one
+query at a time, so 8 concurrent clients queue behind each other: the 8-connection p99 is mostly waiting. Queries whose
+name tier fills the page (the common case in a real catalog: "red shoe" finds red shoes by name) take under 1 ms of
+SQLite time. On PostgreSQL reads run in parallel on the pool.`,
 );

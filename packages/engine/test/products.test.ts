@@ -253,6 +253,39 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(new Set(seen.slice(3)), new Set(described));
     });
 
+    test("search: a store key finds its own matches even when another store's rank above them", async (t) => {
+      const engine = await buildEngine(t, target);
+      const [mine, other] = engine.boot.storeIds as [string, string];
+      // 250 short, high-ranking names in the other store, then three long, low-ranking ones in the key's store.
+      const batch = await engine.call('POST', '/api/webhooks/catalog', {
+        headers: { 'x-webhook-event-id': 'search-scope-1' },
+        body: {
+          event: 'catalog.batch.upserted',
+          products: Array.from({ length: 250 }, (_, i) => product(other, { sku: `O-${i}`, name: `Alpha widget ${i}` })),
+        },
+      });
+      assert.equal(batch.status, 200);
+      const own: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const created = await engine.call('POST', '/api/v1/catalog/products', {
+          body: product(mine, {
+            sku: `M-${i}`,
+            name: `Alpha gadget with a rather long descriptive name for ranking purposes, number ${i}`,
+          }),
+        });
+        own.push(created.body.id);
+      }
+      const found = await engine.call('GET', '/api/v1/catalog/products?q=alpha&limit=10', {
+        key: engine.boot.keys.store,
+      });
+      assert.equal(found.status, 200);
+      assert.deepEqual(new Set(found.body.data.map((p: { id: string }) => p.id)), new Set(own));
+      // The merchant key sees both stores: the short names rank first.
+      const all = await engine.call('GET', '/api/v1/catalog/products?q=alpha&limit=5');
+      assert.equal(all.body.data.length, 5);
+      for (const p of all.body.data) assert.match(p.name, /^Alpha widget/);
+    });
+
     test('search: ranked full text over name, description and otherDetails; aliases; pagination', async (t) => {
       const engine = await buildEngine(t, target);
       const store = engine.boot.storeIds[0]!;
