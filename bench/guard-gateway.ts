@@ -1,8 +1,8 @@
 // guard's chat-completions gateway against the same fake upstream called directly, side by side with Portkey's
 // open-source gateway, in one run. Every server runs in its own process; the load generator runs in this one.
 //   npx node bench/guard-gateway.ts [--duration 10] [--connections 50] [--requests 2000] [--streams 300] [--workers 2]
-// Portkey is installed once, bench-only: (cd bench/peers-gateway && npm install)
-import { type ChildProcess, spawn } from 'node:child_process';
+// Portkey is installed on first use, bench-only, into bench/peers-gateway (not a workspace).
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -249,7 +249,13 @@ try {
   let portkey: Server | undefined;
   let portkeyProblem: string | undefined;
   if (!fs.existsSync(PORTKEY)) {
-    portkeyProblem = 'not installed (run `npm install` in bench/peers-gateway)';
+    // Bench-only and outside the workspaces: installed on first use, like the detection peer.
+    console.log('installing Portkey into bench/peers-gateway …');
+    const peers = path.join(ROOT, 'bench', 'peers-gateway');
+    spawnSync('npm', ['--prefix', peers, 'install', '--no-audit', '--no-fund'], { stdio: 'inherit' });
+  }
+  if (!fs.existsSync(PORTKEY)) {
+    portkeyProblem = 'not installed (`npm install` in bench/peers-gateway failed)';
   } else {
     try {
       const port = 20_000 + Math.floor(Math.random() * 20_000);

@@ -8,6 +8,7 @@ import type { EventSink, WriteSource } from '../webhooks/events.ts';
 import { formatMinor, parseCurrency, toMinorUnits } from './money.ts';
 import type { ProductInput, ProductPatch, ProductView } from './product-schemas.ts';
 import {
+  catalogIdTaken,
   deleteProduct,
   findProductByCatalogId,
   findProductByExternalId,
@@ -232,8 +233,7 @@ async function findByIdentity(
 async function freeCatalogId(trx: Executor<EngineDb>): Promise<string> {
   for (let i = 0; i < 5; i++) {
     const candidate = newCatalogId();
-    const taken = await trx.selectFrom('product').select('id').where('catalog_id', '=', candidate).executeTakeFirst();
-    if (!taken) return candidate;
+    if (!(await catalogIdTaken(trx, candidate))) return candidate;
   }
   throw new Error('could not draw a free catalog id');
 }

@@ -1,5 +1,6 @@
 import type { Executor } from '@keel/core';
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb, ProductTable } from '../db/schema.ts';
 
 export type ProductRow = Selectable<ProductTable>;
@@ -33,30 +34,50 @@ const COLUMNS = [
   'updated_at',
 ] as const;
 
-export function findProductBySku(
+// The upsert path runs these on every write: compiled once (see preparedQuery), bound per call.
+const selectBySku = preparedQuery((db) =>
+  db
+    .selectFrom('product')
+    .select(COLUMNS)
+    .where('store_id', '=', param('storeId'))
+    .where('sku', '=', param('value')),
+);
+const selectByExternalId = preparedQuery((db) =>
+  db
+    .selectFrom('product')
+    .select(COLUMNS)
+    .where('store_id', '=', param('storeId'))
+    .where('external_id', '=', param('value')),
+);
+const selectIdByCatalogId = preparedQuery((db) =>
+  db.selectFrom('product').select('id').where('catalog_id', '=', param('catalogId')),
+);
+const INSERT_COLUMNS = COLUMNS.filter((column) => column !== 'seq');
+const insertReturning = preparedQuery((db) =>
+  db
+    .insertInto('product')
+    .values(Object.fromEntries(INSERT_COLUMNS.map((column) => [column, param(column)])) as NewProductRow)
+    .returning(COLUMNS),
+);
+
+export async function findProductBySku(
   db: Executor<EngineDb>,
   storeId: string,
   sku: string,
 ): Promise<ProductRow | undefined> {
-  return db
-    .selectFrom('product')
-    .select(COLUMNS)
-    .where('store_id', '=', storeId)
-    .where('sku', '=', sku)
-    .executeTakeFirst();
+  return (await selectBySku(db, { storeId, value: sku }))[0];
 }
 
-export function findProductByExternalId(
+export async function findProductByExternalId(
   db: Executor<EngineDb>,
   storeId: string,
   externalId: string,
 ): Promise<ProductRow | undefined> {
-  return db
-    .selectFrom('product')
-    .select(COLUMNS)
-    .where('store_id', '=', storeId)
-    .where('external_id', '=', externalId)
-    .executeTakeFirst();
+  return (await selectByExternalId(db, { storeId, value: externalId }))[0];
+}
+
+export async function catalogIdTaken(db: Executor<EngineDb>, catalogId: string): Promise<boolean> {
+  return (await selectIdByCatalogId(db, { catalogId })).length > 0;
 }
 
 /** A product by UUID, only within the given stores (anything else is "not found"). */
@@ -124,8 +145,12 @@ export function findProductsByIds(db: Executor<EngineDb>, ids: readonly string[]
   return db.selectFrom('product').select(COLUMNS).where('id', 'in', ids).execute();
 }
 
-export function insertProduct(db: Executor<EngineDb>, row: NewProductRow): Promise<ProductRow> {
-  return db.insertInto('product').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
+export async function insertProduct(db: Executor<EngineDb>, row: NewProductRow): Promise<ProductRow> {
+  const values: Record<string, unknown> = {};
+  for (const column of INSERT_COLUMNS) values[column] = row[column] ?? null;
+  const [inserted] = await insertReturning(db, values);
+  if (!inserted) throw new Error('insert into product returned no row');
+  return inserted;
 }
 
 export function updateProduct(

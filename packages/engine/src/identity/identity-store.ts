@@ -2,7 +2,7 @@ import type { Executor } from '@keel/core';
 import type { Insertable, Selectable } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import type { AccessKeyTable, IdentityTable, RealmTable } from '../runtime/db-tables.ts';
-import { param, preparedQuery } from '../runtime/prepared.ts';
+import { param, preparedQuery } from '../db/prepared.ts';
 
 type Db = Executor<EngineDb>;
 export type RealmRow = Selectable<RealmTable>;

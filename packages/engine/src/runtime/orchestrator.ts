@@ -20,7 +20,7 @@ import {
 } from './actions.ts';
 import type { FlowSelection, RunContext } from './extensions.ts';
 import { checkJson } from './json-bounds.ts';
-import { param, preparedQuery } from './prepared.ts';
+import { param, preparedQuery } from '../db/prepared.ts';
 import { BudgetExceeded, createRunBudget, type RunBudget } from './run-budget.ts';
 import { claimRun, type RunClaim } from './run-idempotency.ts';
 import type { RuntimeContext } from './runtime-context.ts';

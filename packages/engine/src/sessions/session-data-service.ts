@@ -9,7 +9,7 @@ import type { ChatTurn } from '../providers/model-clients.ts';
 import { loadProvider } from '../providers/provider-service.ts';
 import type { SessionMessageTable } from '../runtime/db-tables.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
-import { param, preparedQuery } from '../runtime/prepared.ts';
+import { param, preparedQuery } from '../db/prepared.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { accessSession, effectiveStatus, MAX_SESSION_MESSAGES, type SessionRow } from './session-service.ts';

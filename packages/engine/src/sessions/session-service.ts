@@ -15,7 +15,7 @@ import { allows, type RuntimePrincipal, requirePermission } from '../identity/ro
 import { newId } from '../ids.ts';
 import type { RuntimeSessionTable } from '../runtime/db-tables.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
-import { param, preparedQuery } from '../runtime/prepared.ts';
+import { param, preparedQuery } from '../db/prepared.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 

@@ -1,4 +1,5 @@
 import { type Executor, enqueueOutbox, type NewOutboxMessage } from '@keel/core';
+import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
 import { publicId } from '../ids.ts';
 
@@ -58,6 +59,15 @@ export interface EventSink {
   flush(trx: Executor<EngineDb>): Promise<number>;
 }
 
+/** Every write asks this (usually for one merchant), so it is compiled once. */
+const activeDestinationsOf = preparedQuery((db) =>
+  db
+    .selectFrom('webhook_destination')
+    .select(['id', 'merchant_id', 'events'])
+    .where('merchant_id', '=', param('merchantId'))
+    .where('active', '=', true),
+);
+
 export function createEventSink(): EventSink {
   let events: OutboundEvent[] = [];
   return {
@@ -69,12 +79,15 @@ export function createEventSink(): EventSink {
       const pending = events;
       events = [];
       const merchantIds = [...new Set(pending.map((e) => e.merchantId))];
-      const destinations = await trx
-        .selectFrom('webhook_destination')
-        .select(['id', 'merchant_id', 'events'])
-        .where('merchant_id', 'in', merchantIds)
-        .where('active', '=', true)
-        .execute();
+      const destinations =
+        merchantIds.length === 1
+          ? await activeDestinationsOf(trx, { merchantId: merchantIds[0] })
+          : await trx
+              .selectFrom('webhook_destination')
+              .select(['id', 'merchant_id', 'events'])
+              .where('merchant_id', 'in', merchantIds)
+              .where('active', '=', true)
+              .execute();
       if (destinations.length === 0) return 0;
       const selected = destinations.map((d) => ({
         id: d.id,

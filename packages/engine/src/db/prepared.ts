@@ -1,6 +1,6 @@
 import { dialectOf, type Executor } from '@keel/core';
 import { type Compilable, type CompiledQuery, createQueryId, type Kysely } from 'kysely';
-import type { EngineDb } from '../db/schema.ts';
+import type { EngineDb } from './schema.ts';
 
 const SENTINEL = '\u0000keel-param:';
 
