@@ -36,11 +36,7 @@ const COLUMNS = [
 
 // The upsert path runs these on every write: compiled once (see preparedQuery), bound per call.
 const selectBySku = preparedQuery((db) =>
-  db
-    .selectFrom('product')
-    .select(COLUMNS)
-    .where('store_id', '=', param('storeId'))
-    .where('sku', '=', param('value')),
+  db.selectFrom('product').select(COLUMNS).where('store_id', '=', param('storeId')).where('sku', '=', param('value')),
 );
 const selectByExternalId = preparedQuery((db) =>
   db

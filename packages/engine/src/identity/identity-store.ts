@@ -1,8 +1,8 @@
 import type { Executor } from '@keel/core';
 import type { Insertable, Selectable } from 'kysely';
+import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
 import type { AccessKeyTable, IdentityTable, RealmTable } from '../runtime/db-tables.ts';
-import { param, preparedQuery } from '../db/prepared.ts';
 
 type Db = Executor<EngineDb>;
 export type RealmRow = Selectable<RealmTable>;

@@ -1,5 +1,6 @@
 import type { Executor, IdempotentResponse } from '@keel/core';
 import { type AgentRuntime, loadAgent, resolveAgent } from '../agents/agent-service.ts';
+import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
@@ -20,7 +21,6 @@ import {
 } from './actions.ts';
 import type { FlowSelection, RunContext } from './extensions.ts';
 import { checkJson } from './json-bounds.ts';
-import { param, preparedQuery } from '../db/prepared.ts';
 import { BudgetExceeded, createRunBudget, type RunBudget } from './run-budget.ts';
 import { claimRun, type RunClaim } from './run-idempotency.ts';
 import type { RuntimeContext } from './runtime-context.ts';

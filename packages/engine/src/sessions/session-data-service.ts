@@ -1,6 +1,7 @@
 import { type Executor, fromJsonColumn, sha256Hex, toIsoString } from '@keel/core';
 import type { Selectable } from 'kysely';
 import { loadAgent } from '../agents/agent-service.ts';
+import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
 import type { RuntimePrincipal } from '../identity/roles.ts';
 import { requirePermission } from '../identity/roles.ts';
@@ -9,7 +10,6 @@ import type { ChatTurn } from '../providers/model-clients.ts';
 import { loadProvider } from '../providers/provider-service.ts';
 import type { SessionMessageTable } from '../runtime/db-tables.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
-import { param, preparedQuery } from '../db/prepared.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { accessSession, effectiveStatus, MAX_SESSION_MESSAGES, type SessionRow } from './session-service.ts';

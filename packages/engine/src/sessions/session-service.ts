@@ -9,13 +9,13 @@ import {
 } from '@keel/core';
 import type { Selectable } from 'kysely';
 import { loadAgent } from '../agents/agent-service.ts';
+import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
 import { findMemberIdentity } from '../identity/identity-store.ts';
 import { allows, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import type { RuntimeSessionTable } from '../runtime/db-tables.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
-import { param, preparedQuery } from '../db/prepared.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 
