@@ -14,6 +14,7 @@ export {
 } from './config.ts';
 export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
 export { columnTypes, dialectOf, fromJsonColumn, isUniqueViolation, toBoolean, toIsoString } from './db/dialect.ts';
+export { createGroupCommit, type GroupCommit } from './db/group-commit.ts';
 export { type MigrationSet, migrateToLatest } from './db/migrate.ts';
 export {
   type Database,

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { type Generated, type Kysely, sql } from 'kysely';
 import {
   columnTypes,
+  createGroupCommit,
   isUniqueViolation,
   type MigrationSet,
   migrateToLatest,
@@ -40,6 +41,44 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(await migrateToLatest(database.db, migrations), ['0001_stock']);
       assert.deepEqual(await migrateToLatest(database.db, migrations), []);
       assert.equal(await pingDatabase(database.db), true);
+    });
+
+    test('group commit: concurrent writes share commits; one that fails rolls back alone and gets its error', async (t) => {
+      const database = await openTestDatabase<TestDb>(target, 'core');
+      t.after(() => database.close());
+      await migrateToLatest(database.db, migrations);
+      const writes = createGroupCommit(database.db);
+      const now = new Date().toISOString();
+      const transactions = new Set<unknown>();
+      const insert = (sku: string, fail = false) =>
+        writes.run(async (trx) => {
+          transactions.add(trx);
+          await trx.insertInto('stock').values({ sku, qty: 1, created_at: now, data: '{}' }).execute();
+          await trx.updateTable('stock').set({ qty: 2 }).where('sku', '=', sku).execute();
+          if (fail) throw new Error(`refused ${sku}`);
+          return sku;
+        });
+      const outcomes = await Promise.allSettled([
+        insert('a'),
+        insert('b'),
+        insert('c', true),
+        insert('a'), // a unique violation inside the batch
+        insert('d'),
+      ]);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled'],
+      );
+      assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /refused c/);
+      assert.equal(isUniqueViolation((outcomes[3] as PromiseRejectedResult).reason), true);
+      const rows = await database.db.selectFrom('stock').select(['sku', 'qty']).orderBy('sku').execute();
+      assert.deepEqual(
+        rows.map((r) => `${r.sku}:${r.qty}`),
+        ['a:2', 'b:2', 'd:2'],
+        'the failed writes left nothing, not even their first statement',
+      );
+      if (target.dialect === 'sqlite') assert.equal(transactions.size, 1, 'five concurrent writes, one commit');
+      else assert.equal(transactions.size, 5, 'PostgreSQL: a transaction each');
     });
 
     test('a transaction that throws leaves nothing behind', async (t) => {

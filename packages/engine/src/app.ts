@@ -1,4 +1,12 @@
-import { type App, type Cache, createApp, createSecretBox, migrateToLatest, type SecretBox } from '@keel/core';
+import {
+  type App,
+  type Cache,
+  createApp,
+  createGroupCommit,
+  createSecretBox,
+  migrateToLatest,
+  type SecretBox,
+} from '@keel/core';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { registerCartRoutes } from './catalog/cart-routes.ts';
@@ -115,6 +123,7 @@ export async function buildEngineApps(options: EngineAppsOptions): Promise<Engin
     principals,
     destinations,
     search: createCatalogSearch(db),
+    writes: createGroupCommit(db),
     notifyOutbox: options.notifyOutbox ?? (() => undefined),
   } as EngineContext;
 

@@ -1,4 +1,4 @@
-import type { Cache, SecretBox } from '@keel/core';
+import type { Cache, GroupCommit, SecretBox } from '@keel/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { CatalogSearch } from './catalog/search/index.ts';
@@ -16,6 +16,8 @@ export interface EngineContext {
   principals: PrincipalCache;
   destinations: DestinationCache;
   search: CatalogSearch;
+  /** Business writes go through here: on SQLite, concurrent ones share a commit (group commit). */
+  writes: GroupCommit<EngineDb>;
   /** Wakes the delivery worker after a commit that wrote outbox messages. */
   notifyOutbox(): void;
   log: FastifyBaseLogger;

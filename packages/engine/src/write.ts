@@ -16,7 +16,7 @@ export type WriteWork<T> = (trx: Transaction<EngineDb>, sink: EventSink) => Prom
 export async function inTransaction<T>(ctx: EngineContext, work: WriteWork<T>): Promise<T> {
   let queued = 0;
   const result = await retryOnUniqueViolation(() =>
-    ctx.db.transaction().execute(async (trx) => {
+    ctx.writes.run(async (trx) => {
       const sink = createEventSink();
       const value = await work(trx, sink);
       queued = await sink.flush(trx);
