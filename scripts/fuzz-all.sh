@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Fuzzes every listener with ../shared/tools/fuzz (install it once: npm install in that folder): starts a fake
+# chat-completions upstream for guard, bootstraps geo and engine keys and a runtime token, runs `keel start` on a
+# fresh data dir (or on DATABASE_URL/REDIS_URL when set) and prints one FUZZ line per listener.
+#   scripts/fuzz-all.sh            PER_OP=200 scripts/fuzz-all.sh
+set -u
+cd "$(dirname "$0")/.."
+D=$(mktemp -d /tmp/keel-fuzz-XXXX)
+export KEEL_DATA_DIR=$D RATE_LIMIT_MAX=100000000 LOG_LEVEL=warn KEEL_ALLOW_PRIVATE_URLS=true
+KEEL="node packages/cli/src/keel.ts"
+npx node bench/guard-gateway-upstream.ts > $D/up.log 2>&1 &
+UP=$!
+sleep 3
+UPURL=$(grep -o 'http://[^ ]*' $D/up.log | head -1)
+echo "upstream $UPURL"
+GEO=$(npx $KEEL geo bootstrap --json)
+ENG=$(npx $KEEL engine bootstrap --json)
+AI_MODEL_URL=$UPURL npx $KEEL start > $D/keel.log 2>&1 &
+K=$!
+sleep 12
+cat $D/keel.log | head -20
+GEOKEY=$(echo "$GEO" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).keys.admin))")
+MKEY=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).keys.merchant))")
+AK=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);console.log(j.accessKey)})")
+SK=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);console.log(j.secretKey)})")
+TOKEN=$(curl -s localhost:8083/api/v1/auth/token -H 'content-type: application/json' -d "{\"access_key\":\"$AK\",\"secret_key\":\"$SK\"}" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).access_token))")
+F="node ../shared/tools/fuzz/fuzz.mjs --per-op ${PER_OP:-60}"
+echo "== guard"; $F --base http://127.0.0.1:8081 2>&1 | tail -${TAILN:-3}
+echo "== geo"; $F --base http://127.0.0.1:8082 --header "authorization: Bearer $GEOKEY" 2>&1 | tail -${TAILN:-3}
+echo "== engine REST (merchant key)"; $F --base http://127.0.0.1:8083 --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
+echo "== engine REST (runtime token)"; $F --base http://127.0.0.1:8083 --header "authorization: Bearer $TOKEN" 2>&1 | tail -${TAILN:-3}
+echo "== engine MCP"; $F --base http://127.0.0.1:8084 --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
+echo "== engine ingress"; $F --base http://127.0.0.1:8085 --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
+kill -INT $K; sleep 3; kill $UP
+grep -i '"level":50\|"level":60\|error' $D/keel.log | head -5
+rm -rf $D
