@@ -114,15 +114,32 @@ describe('GeoClient retries', () => {
   test('a write without an Idempotency-Key is not repeated after a lost answer, but is after a 503', async (t) => {
     const lost = await fakeService(t, ['hang']);
     const client = new GeoClient({ baseUrl: lost.url, apiKey: 'k', timeoutMs: 100, retryBaseDelayMs: 1 });
-    await assert.rejects(
-      client.submitPrivacyRequest({ workspaceId: 'w', type: 'access', subject: 's' }),
-      TransportError,
-    );
+    await assert.rejects(client.callTool('geo_request_action_approval', { actionId: 'a' }), TransportError);
     assert.equal(lost.requests.length, 1);
-    const busy = await fakeService(t, [{ status: 503 }, { status: 202, body: { id: 'p' } }]);
+    const busy = await fakeService(t, [
+      { status: 503 },
+      { status: 200, body: { jsonrpc: '2.0', id: 1, result: { content: [] } } },
+    ]);
     const again = new GeoClient({ baseUrl: busy.url, apiKey: 'k', ...fast });
-    assert.equal((await again.submitPrivacyRequest({ workspaceId: 'w', type: 'access', subject: 's' })).id, 'p');
+    assert.deepEqual((await again.callTool('geo_request_action_approval', { actionId: 'a' })).content, []);
     assert.equal(busy.requests.length, 2);
+  });
+
+  test('privacy and export requests carry an Idempotency-Key, so a lost answer is retried with the same key', async (t) => {
+    const service = await fakeService(t, ['hang', { status: 202, body: { id: 'p' } }]);
+    const client = new GeoClient({ baseUrl: service.url, apiKey: 'k', timeoutMs: 100, retryBaseDelayMs: 1 });
+    assert.equal((await client.submitPrivacyRequest({ workspaceId: 'w', type: 'access', subject: 's' })).id, 'p');
+    assert.equal(service.requests.length, 2);
+    const keys = new Set(service.requests.map((r) => r.headers['idempotency-key']));
+    assert.equal(keys.size, 1);
+    assert.match(String([...keys][0]), /^[0-9a-f-]{36}$/);
+    const exports = await fakeService(t, [{ status: 202, body: { id: 'e' } }]);
+    const exporter = new GeoClient({ baseUrl: exports.url, apiKey: 'k', ...fast });
+    await exporter.requestExport(
+      { workspaceId: 'w', source: 'dataset', dataset: 'metrics', format: 'csv' },
+      { idempotencyKey: 'mine' },
+    );
+    assert.equal(exports.requests[0]!.headers['idempotency-key'], 'mine');
   });
 });
 

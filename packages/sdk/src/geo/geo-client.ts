@@ -109,12 +109,16 @@ export class GeoClient {
   }
 
   #mutateGraph(body: GeoApi.GraphMutation, options: IdempotencyOption): Promise<GeoApi.GraphReceipt> {
-    const key = options.idempotencyKey ?? randomUUID();
+    return this.#postOnce('/api/v1/geo/target-graph', body, options);
+  }
+
+  /** A POST under an Idempotency-Key (the caller's, or a new UUID) that every retry of this call reuses. */
+  #postOnce<T>(path: string, body: unknown, options: IdempotencyOption): Promise<T> {
     return this.#http.json({
       method: 'POST',
-      path: '/api/v1/geo/target-graph',
+      path,
       body,
-      headers: { 'idempotency-key': key },
+      headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
       idempotent: true,
     });
   }
@@ -124,14 +128,7 @@ export class GeoClient {
     input: { workspaceId: string; records: GeoApi.SignalRecordInput[] },
     options: IdempotencyOption = {},
   ): Promise<{ workspaceId: string; accepted: number; ids: string[] }> {
-    const key = options.idempotencyKey ?? randomUUID();
-    return this.#http.json({
-      method: 'POST',
-      path: '/api/v1/geo/signals',
-      body: input,
-      headers: { 'idempotency-key': key },
-      idempotent: true,
-    });
+    return this.#postOnce('/api/v1/geo/signals', input, options);
   }
 
   /**
@@ -142,13 +139,7 @@ export class GeoClient {
     input: { workspaceId: string; type: 'access' | 'deletion'; subject: string },
     options: IdempotencyOption = {},
   ): Promise<GeoApi.PrivacyRequest> {
-    return this.#http.json({
-      method: 'POST',
-      path: '/api/v1/geo/privacy',
-      body: input,
-      headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
-      idempotent: true,
-    });
+    return this.#postOnce('/api/v1/geo/privacy', input, options);
   }
 
   listPrivacyRequests(query: {
@@ -170,13 +161,7 @@ export class GeoClient {
     },
     options: IdempotencyOption = {},
   ): Promise<GeoApi.Export> {
-    return this.#http.json({
-      method: 'POST',
-      path: '/api/v1/geo/exports',
-      body: input,
-      headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
-      idempotent: true,
-    });
+    return this.#postOnce('/api/v1/geo/exports', input, options);
   }
 
   /** The export's bytes once ready, or its status while it is being generated. */
