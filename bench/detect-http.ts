@@ -122,7 +122,8 @@ try {
 
 \`npx node bench/detect-http.ts --duration ${duration} --workers ${workers}\` — 1 KB texts from the development corpus (about
 6.6 detections each, so every answer carries detections and a redacted text), ${duration} s per measurement after a 3 s warm-up: the most it serves with autocannon
-(${connections} connections, closed loop), then an open-loop generator (bench/lib/paced-load.ts) offering ${offeredRate.toLocaleString('en')} req/s
+(${connections} connections, closed loop), then an open-loop generator (bench/lib/paced-load.ts; autocannon's own \`overallRate\`
+releases each second's quota in bursts, which measured p99 168 ms for the same service at the same rate) offering ${offeredRate.toLocaleString('en')} req/s
 evenly over up to ${connections} keep-alive connections, latency counted from the moment each request is handed to the
 connection pool (a wait for a free connection counts; the generator's own lag behind its schedule is shown apart), \`AUTH_ENABLED=true\` (bearer token), guard in its own processes
 (\`GUARD_WORKERS=${workers} keel start guard\`, SQLite, in-process cache, \`LOG_LEVEL=${process.env.LOG_LEVEL ?? 'warn'}\`); the load
