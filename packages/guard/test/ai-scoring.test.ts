@@ -47,6 +47,27 @@ describe('AI scoring through the configured upstream', () => {
     assert.equal(await cache.get(key), 0.8);
   });
 
+  test('concurrent requests for the same values share one upstream call, and all get its verdict', async (t) => {
+    const upstream = await startFakeUpstream(t, async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 100)); // still in flight when the others arrive
+      return { body: scoresFor(request, 0.7) };
+    });
+    const { app } = await buildGuard(t, target!, { AI_MODEL_URL: upstream.url });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => detect(app, { text: TEXT })));
+    assert.equal(upstream.requests.length, 1, 'one call for ten identical texts');
+    for (const { body } of answers) {
+      assert.ok(body.detections.length > 0);
+      for (const d of body.detections) {
+        assert.equal(d.confidence_explanation.source, 'HYBRID');
+        assert.equal(d.confidence_explanation.ai_score, '0.70');
+      }
+    }
+    // A new value next to known ones asks only about the new one.
+    await detect(app, { text: `${TEXT} Also mail john.roe@example.net.` });
+    assert.equal(upstream.requests.length, 2);
+    assert.equal(upstream.requests[1]!.body.messages.at(-1).content.split('\n').length, 1);
+  });
+
   test('an upstream that fails, times out or answers nonsense falls back to the local scorer', async (t) => {
     for (const reply of [
       { status: 500, body: { error: 'boom' } },

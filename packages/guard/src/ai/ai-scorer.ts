@@ -46,8 +46,15 @@ const local = (candidate: Candidate): AiScore =>
   candidate.blocklisted ? { score: 1, source: 'BLOCKLIST' } : { score: candidate.localAiScore, source: 'LOCAL' };
 
 /**
- * One AI score per candidate: cached verdicts first, then at most one upstream call for all the rest, and the
- * local deterministic scorer wherever the upstream is missing, slow or unintelligible.
+ * Verdicts being asked for right now, per cache: a request that needs one waits for that answer instead of
+ * asking again, so a burst of identical content (retries, a prompt sent by many users) costs one upstream call.
+ */
+const inFlightByCache = new WeakMap<object, Map<string, Promise<number | undefined>>>();
+
+/**
+ * One AI score per candidate: cached verdicts first, then verdicts already being asked for, then at most one
+ * upstream call for all the rest, and the local deterministic scorer wherever the upstream is missing, slow or
+ * unintelligible.
  */
 export async function scoreCandidates(
   options: AiScorerOptions,
@@ -58,24 +65,58 @@ export async function scoreCandidates(
   const { provider } = options;
   if (!provider || candidates.length === 0) return scores;
 
+  let inFlight = inFlightByCache.get(options.cache);
+  if (!inFlight) inFlightByCache.set(options.cache, (inFlight = new Map()));
   const askable = candidates.map((_, i) => i).filter((i) => !candidates[i]!.blocklisted);
   const keys = askable.map((i) => aiCacheKey(candidates[i]!));
   const cached = await options.cache.getMany<number>(keys);
   const misses: number[] = [];
+  const waiting: [candidateIndex: number, verdict: Promise<number | undefined>][] = [];
   askable.forEach((candidateIndex, k) => {
     const hit = cached[k];
+    const pending = inFlight.get(keys[k]!);
     if (typeof hit === 'number') scores[candidateIndex] = { score: hit, source: 'HYBRID' };
+    else if (pending) waiting.push([candidateIndex, pending]);
     else misses.push(candidateIndex);
   });
   const batch = misses.slice(0, options.maxCandidatesPerCall ?? 50);
-  if (batch.length === 0) return scores;
+  if (batch.length > 0) await askUpstream(options, provider, text, candidates, batch, scores, inFlight);
+  for (const [candidateIndex, verdict] of waiting) {
+    const score = await verdict;
+    if (score !== undefined) scores[candidateIndex] = { score, source: 'HYBRID' };
+  }
+  return scores;
+}
 
-  const lines = batch.map((candidateIndex, n) => {
-    const c = candidates[candidateIndex]!;
-    const context = contextForModel(text, candidates, candidateIndex);
-    return `${n + 1}. type=${c.type} shape=${JSON.stringify(maskValueForModel(c.value))} context=${JSON.stringify(context)}`;
+/** One upstream call for `batch`; its verdicts are cached and shared with requests that wait for them. */
+async function askUpstream(
+  options: AiScorerOptions,
+  provider: NonNullable<AiScorerOptions['provider']>,
+  text: string,
+  candidates: readonly Candidate[],
+  batch: readonly number[],
+  scores: AiScore[],
+  inFlight: Map<string, Promise<number | undefined>>,
+): Promise<void> {
+  const batchKeys = batch.map((candidateIndex) => aiCacheKey(candidates[candidateIndex]!));
+  let settle: (verdicts: number[] | undefined) => void = () => undefined;
+  const verdicts = new Promise<number[] | undefined>((resolve) => {
+    settle = resolve;
   });
+  batchKeys.forEach((key, n) => {
+    if (!inFlight.has(key))
+      inFlight.set(
+        key,
+        verdicts.then((all) => all?.[n]),
+      );
+  });
+  let rounded: number[] | undefined;
   try {
+    const lines = batch.map((candidateIndex, n) => {
+      const c = candidates[candidateIndex]!;
+      const context = contextForModel(text, candidates, candidateIndex);
+      return `${n + 1}. type=${c.type} shape=${JSON.stringify(maskValueForModel(c.value))} context=${JSON.stringify(context)}`;
+    });
     const answer = await provider.complete(
       {
         model: options.model,
@@ -91,17 +132,19 @@ export async function scoreCandidates(
     const parsed = parseScores(answer, batch.length);
     if (!parsed) {
       options.onUpstreamFailure?.('unintelligible answer');
-      return scores;
+      return;
     }
+    rounded = parsed.map((score) => Math.round(score * 100) / 100);
     await Promise.all(
       batch.map((candidateIndex, n) => {
-        const score = Math.round(parsed[n]! * 100) / 100;
-        scores[candidateIndex] = { score, source: 'HYBRID' };
-        return options.cache.set(aiCacheKey(candidates[candidateIndex]!), score, options.cacheTtlMs);
+        scores[candidateIndex] = { score: rounded![n]!, source: 'HYBRID' };
+        return options.cache.set(batchKeys[n]!, rounded![n]!, options.cacheTtlMs);
       }),
     );
   } catch (error) {
     options.onUpstreamFailure?.((error as Error).message);
+  } finally {
+    settle(rounded);
+    for (const key of batchKeys) inFlight.delete(key);
   }
-  return scores;
 }
