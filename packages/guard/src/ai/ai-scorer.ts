@@ -65,8 +65,8 @@ export async function scoreCandidates(
   const { provider } = options;
   if (!provider || candidates.length === 0) return scores;
 
-  let inFlight = inFlightByCache.get(options.cache);
-  if (!inFlight) inFlightByCache.set(options.cache, (inFlight = new Map()));
+  const inFlight = inFlightByCache.get(options.cache) ?? new Map<string, Promise<number | undefined>>();
+  inFlightByCache.set(options.cache, inFlight);
   const askable = candidates.map((_, i) => i).filter((i) => !candidates[i]!.blocklisted);
   const keys = askable.map((i) => aiCacheKey(candidates[i]!));
   const cached = await options.cache.getMany<number>(keys);
