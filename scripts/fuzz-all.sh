@@ -8,17 +8,19 @@ cd "$(dirname "$0")/.."
 D=$(mktemp -d /tmp/keel-fuzz-XXXX)
 export KEEL_DATA_DIR=$D RATE_LIMIT_MAX=100000000 LOG_LEVEL=warn KEEL_ALLOW_PRIVATE_URLS=true
 KEEL="node packages/cli/src/keel.ts"
-npx node bench/guard-gateway-upstream.ts > $D/up.log 2>&1 &
+setsid npx node bench/guard-gateway-upstream.ts > $D/up.log 2>&1 &
 UP=$!
 sleep 3
 UPURL=$(grep -o 'http://[^ ]*' $D/up.log | head -1)
 echo "upstream $UPURL"
 GEO=$(npx $KEEL geo bootstrap --json)
 ENG=$(npx $KEEL engine bootstrap --json)
-AI_MODEL_URL=$UPURL npx $KEEL start > $D/keel.log 2>&1 &
+AI_MODEL_URL=$UPURL setsid npx $KEEL start > $D/keel.log 2>&1 &
 K=$!
 sleep 12
-cat $D/keel.log | head -20
+if ! grep -q "ready" $D/keel.log; then
+  echo "keel start did not come up (ports 8081-8085 taken?):"; cat $D/keel.log; kill -- -$K -$UP 2>/dev/null; exit 1
+fi
 GEOKEY=$(echo "$GEO" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).keys.admin))")
 MKEY=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).keys.merchant))")
 AK=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);console.log(j.accessKey)})")
@@ -31,6 +33,7 @@ echo "== engine REST (merchant key)"; $F --base http://127.0.0.1:8083 --header "
 echo "== engine REST (runtime token)"; $F --base http://127.0.0.1:8083 --header "authorization: Bearer $TOKEN" 2>&1 | tail -${TAILN:-3}
 echo "== engine MCP"; $F --base http://127.0.0.1:8084 --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
 echo "== engine ingress"; $F --base http://127.0.0.1:8085 --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
-kill -INT $K; sleep 3; kill $UP
+# setsid made each a process group: signal the group (npx, its shell and node), not only npx.
+kill -INT -- -$K; sleep 3; kill -- -$UP
 grep -i '"level":50\|"level":60\|error' $D/keel.log | head -5
 rm -rf $D

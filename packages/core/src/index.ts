@@ -13,7 +13,15 @@ export {
   readHttpConfig,
 } from './config.ts';
 export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
-export { columnTypes, dialectOf, fromJsonColumn, isUniqueViolation, toBoolean, toIsoString } from './db/dialect.ts';
+export {
+  columnTypes,
+  dialectOf,
+  fromJsonColumn,
+  isUniqueViolation,
+  lockForTransaction,
+  toBoolean,
+  toIsoString,
+} from './db/dialect.ts';
 export { createGroupCommit, type GroupCommit } from './db/group-commit.ts';
 export { type MigrationSet, migrateToLatest } from './db/migrate.ts';
 export {

@@ -106,6 +106,48 @@ describe('createApp', () => {
     assert.deepEqual(custom.json().error.details, [{ path: 'a', message: 'b' }]);
   });
 
+  test('a NUL character in a body, query or path is a 400 naming where, unless the route opts in', async (t) => {
+    const app = await createApp({ name: 'nul', version: '1', description: 'nul', http: baseHttp, logLevel: 'silent' });
+    t.after(() => app.close());
+    app.post('/echo', async (request) => request.body);
+    app.get('/items', async (request) => request.query);
+    app.post('/read-only', { config: { acceptsNul: true } }, async (request) => ({ ok: typeof request.body }));
+    const body = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"n": 1, "tags": ["a", "b\\u0000c"]}',
+    });
+    assert.equal(body.statusCode, 400);
+    assert.equal(body.json().error.code, 'VALIDATION_FAILED');
+    assert.match(body.json().error.message, /body \/tags\/1: text must not contain the NUL character/);
+    const escaped = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"n": 2, "note": "a backslash then u0000: \\\\u0000"}',
+    });
+    assert.equal(escaped.statusCode, 200, 'an escaped backslash followed by u0000 is ordinary text');
+    const query = await app.inject({ method: 'GET', url: '/items?limit=1&q=a%00b' });
+    assert.equal(query.statusCode, 400);
+    assert.match(query.json().error.message, /querystring \/q/);
+    const allowed = await app.inject({
+      method: 'POST',
+      url: '/read-only',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"text": "a\\u0000b"}',
+    });
+    assert.equal(allowed.statusCode, 200);
+    const deep = await app.inject({
+      method: 'POST',
+      url: '/read-only',
+      headers: { 'content-type': 'application/json' },
+      payload: `${'['.repeat(1000)}${']'.repeat(1000)}`,
+    });
+    assert.equal(deep.statusCode, 400, 'deep nesting is refused on every route');
+    assert.match(deep.json().error.message, /nested more than 64 levels/);
+  });
+
   test('invalid JSON is a 400 that does not echo the parser', async (t) => {
     const app = await buildTestApp();
     t.after(() => app.close());

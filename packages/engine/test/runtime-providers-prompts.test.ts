@@ -278,6 +278,26 @@ for (const target of testDatabaseTargets()) {
       assert.equal(gone.status, 404);
     });
 
+    test('prompts: twenty versions of one key created at once get twenty distinct numbers', async () => {
+      const engine = await shared.fresh();
+      const created = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          engine.call('POST', '/api/v1/runtime/prompts', {
+            token: engine.a.token,
+            body: { name: 'Race', key: 'race', content: `Version ${i}` },
+          }),
+        ),
+      );
+      assert.deepEqual(
+        created.map((r) => r.status),
+        Array(20).fill(201),
+      );
+      assert.deepEqual(
+        created.map((r) => r.body.version as number).sort((a, b) => a - b),
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
+    });
+
     test('prompts: versions per key, activation moves, content immutable once active, delete only when unused', async () => {
       const engine = await shared.fresh();
       const token = engine.a.token;

@@ -96,6 +96,28 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
+    test('a NUL character in a stored field is a 400 (PostgreSQL cannot store it), while /detect reads it', async (t) => {
+      const { app } = await buildGuard(t, target);
+      const pattern = await app.inject({
+        method: 'POST',
+        url: '/patterns',
+        headers: json,
+        payload: JSON.stringify({ Name: 'NUL\u0000NAME', Regex: 'abc', PIIType: 'X', Category: 'PII' }),
+      });
+      assert.equal(pattern.statusCode, 400);
+      assert.equal(pattern.json().error.code, 'VALIDATION_FAILED');
+      const item = await app.inject({
+        method: 'POST',
+        url: '/allowlist',
+        headers: json,
+        payload: JSON.stringify({ value: 'x\u0000y' }),
+      });
+      assert.equal(item.statusCode, 400);
+      const { status, body } = await detect(app, { text: 'mail jane.doe@example.org\u0000 now' });
+      assert.equal(status, 200);
+      assert.equal(body.detections[0].type, 'EMAIL');
+    });
+
     test('a new pattern takes effect on the next request, and an inactive one is not evaluated', async (t) => {
       const { app } = await buildGuard(t, target);
       assert.deepEqual((await detect(app, { text: 'ref TCK-991' })).body.detections, []);

@@ -1,3 +1,5 @@
+import { type Kysely, sql } from 'kysely';
+
 // The few places where SQLite and PostgreSQL differ, in one file (CONVENTIONS.md, "Data").
 
 /** True when a database error is a unique-constraint violation, on either engine. */
@@ -41,4 +43,14 @@ export function columnTypes(db: { getExecutor(): { adapter: object } }) {
 /** JSON columns come back parsed from PostgreSQL (jsonb) and as text from SQLite; write them as JSON text. */
 export function fromJsonColumn<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+/**
+ * Serializes transactions that touch the same logical key (say, "the next version of prompt X") until commit.
+ * PostgreSQL: a transaction-scoped advisory lock on a hash of the key. SQLite: nothing to do, since a write
+ * transaction already holds the database's one write lock (BEGIN IMMEDIATE).
+ */
+export async function lockForTransaction(trx: { getExecutor(): { adapter: object } }, key: string): Promise<void> {
+  if (dialectOf(trx) !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx as Kysely<unknown>);
 }

@@ -16,6 +16,7 @@ import type { HttpConfig } from '../config.ts';
 import { CoreErrors } from '../errors.ts';
 import { requireJsonBodies } from './content-type.ts';
 import { installErrorHandlers } from './error-handler.ts';
+import { rejectUnstorableInput } from './input-guard.ts';
 import { requestIdFor } from './request-id.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { createValidatorCompiler } from './validation.ts';
@@ -116,6 +117,7 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
   installErrorHandlers(app, http.maxRequestSizeBytes);
   if (http.securityHeadersEnabled) installSecurityHeaders(app, [DOCS_PREFIX]);
   requireJsonBodies(app);
+  rejectUnstorableInput(app);
 
   await app.register(fastifyCors, {
     // An empty list means no cross-origin caller is allowed: no CORS headers are ever sent.

@@ -1,4 +1,11 @@
-import { type Executor, fromJsonColumn, isUniqueViolation, toBoolean, toIsoString } from '@keel/core';
+import {
+  type Executor,
+  fromJsonColumn,
+  isUniqueViolation,
+  lockForTransaction,
+  toBoolean,
+  toIsoString,
+} from '@keel/core';
 import type { Selectable } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
@@ -97,6 +104,8 @@ export async function createPrompt(rt: RuntimeContext, principal: RuntimePrincip
   for (let attempt = 0; ; attempt++) {
     try {
       const row = await rt.db.transaction().execute(async (trx) => {
+        // Versions of one key are numbered one at a time (concurrent creators wait here, then see the new max).
+        await lockForTransaction(trx, `prompt|${realmId}|${input.key}`);
         const latest = await trx
           .selectFrom('prompt')
           .select((eb) => eb.fn.max('version').as('v'))

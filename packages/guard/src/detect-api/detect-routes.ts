@@ -17,7 +17,7 @@ export function registerDetectRoutes(app: App, ctx: GuardContext): void {
         body: DetectRequestSchema,
         response: { 200: DetectResponseSchema, 503: ErrorSchema, ...commonErrors },
       },
-      config: { permission: 'detect:read' },
+      config: { permission: 'detect:read', acceptsNul: true },
       // The response is mostly user text (values, redacted text) full of characters that need escaping; V8's
       // JSON.stringify escapes them natively and measured ~2x faster here than the schema-compiled serializer.
       serializerCompiler: () => (data) => JSON.stringify(data),

@@ -116,7 +116,7 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
           '5XX': UpstreamErrorSchema,
         },
       },
-      config: { permission: 'gateway:use' },
+      config: { permission: 'gateway:use', acceptsNul: true },
       errorHandler,
     },
     async (request, reply) => {
