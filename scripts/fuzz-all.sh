@@ -2,7 +2,7 @@
 # Fuzzes every listener with ../shared/tools/fuzz (install it once: npm install in that folder): starts a fake
 # chat-completions upstream for guard, bootstraps geo and engine keys and a runtime token, runs `keel start` on a
 # fresh data dir (or on DATABASE_URL/REDIS_URL when set) and prints one FUZZ line per listener.
-#   scripts/fuzz-all.sh            PER_OP=200 scripts/fuzz-all.sh
+#   scripts/fuzz-all.sh            PER_OP=200 SEED=7 scripts/fuzz-all.sh
 set -u
 cd "$(dirname "$0")/.."
 D=$(mktemp -d /tmp/keel-fuzz-XXXX)
@@ -26,7 +26,7 @@ MKEY=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end'
 AK=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);console.log(j.accessKey)})")
 SK=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);console.log(j.secretKey)})")
 TOKEN=$(curl -s localhost:8083/api/v1/auth/token -H 'content-type: application/json' -d "{\"access_key\":\"$AK\",\"secret_key\":\"$SK\"}" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).access_token))")
-F="node ../shared/tools/fuzz/fuzz.mjs --per-op ${PER_OP:-60}"
+F="node ../shared/tools/fuzz/fuzz.mjs --per-op ${PER_OP:-60} --seed ${SEED:-1}"
 echo "== guard"; $F --base http://127.0.0.1:8081 2>&1 | tail -${TAILN:-3}
 echo "== geo"; $F --base http://127.0.0.1:8082 --header "authorization: Bearer $GEOKEY" 2>&1 | tail -${TAILN:-3}
 echo "== engine REST (merchant key)"; $F --base http://127.0.0.1:8083 --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
