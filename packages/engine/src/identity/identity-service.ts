@@ -3,6 +3,7 @@ import { checkOutboundUrl, fromJsonColumn, generateKey, sha256Hex, toIsoString }
 import type { Kysely } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import { newId } from '../ids.ts';
+import { idPage } from '../runtime/id-page.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import {
@@ -439,11 +440,7 @@ export async function getMembers(
   requireOwnRealm(principal, realmId);
   const realm = requirePermission(principal, 'config:read');
   const rows = await listMembers(rt.db, realm, limit, cursor);
-  const page = rows.slice(0, limit);
-  return {
-    data: page.map((row) => toIdentityView(row)),
-    next_cursor: rows.length > limit ? page.at(-1)!.id : null,
-  };
+  return idPage(rows, limit, (row) => toIdentityView(row));
 }
 
 /** Adds a member (a user by id or username, or an identity of the realm) or changes its role. */

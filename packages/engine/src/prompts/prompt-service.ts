@@ -11,6 +11,7 @@ import type { EngineDb } from '../db/schema.ts';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import type { PromptTable } from '../runtime/db-tables.ts';
+import { idPage } from '../runtime/id-page.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { templateProblems } from './render.ts';
@@ -152,8 +153,7 @@ export async function listPrompts(
     .orderBy('id', 'desc')
     .limit(query.limit + 1)
     .execute();
-  const page = rows.slice(0, query.limit);
-  return { data: page.map(toPromptView), next_cursor: rows.length > query.limit ? page.at(-1)!.id : null };
+  return idPage(rows, query.limit, toPromptView);
 }
 
 export async function getPrompt(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {

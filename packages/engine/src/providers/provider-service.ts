@@ -12,6 +12,7 @@ import type { EngineDb } from '../db/schema.ts';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import type { AiProviderTable } from '../runtime/db-tables.ts';
+import { idPage } from '../runtime/id-page.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
@@ -208,8 +209,7 @@ export async function listProviders(
     .orderBy('id', 'desc')
     .limit(query.limit + 1)
     .execute();
-  const page = rows.slice(0, query.limit);
-  return { data: page.map(toProviderView), next_cursor: rows.length > query.limit ? page.at(-1)!.id : null };
+  return idPage(rows, query.limit, toProviderView);
 }
 
 export async function getProvider(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {

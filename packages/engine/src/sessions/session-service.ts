@@ -15,6 +15,7 @@ import { findMemberIdentity } from '../identity/identity-store.ts';
 import { allows, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import type { RuntimeSessionTable } from '../runtime/db-tables.ts';
+import { idPage } from '../runtime/id-page.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
@@ -237,11 +238,7 @@ export async function listSessions(
     .orderBy('id', 'desc')
     .limit(query.limit + 1)
     .execute();
-  const page = rows.slice(0, query.limit);
-  return {
-    data: page.map((row) => toSessionView(row, now)),
-    next_cursor: rows.length > query.limit ? page.at(-1)!.id : null,
-  };
+  return idPage(rows, query.limit, (row) => toSessionView(row, now));
 }
 
 export async function getSession(
