@@ -50,6 +50,7 @@ import { toStoreView } from '../merchants/merchant-service.ts';
 import { listStoresByIds } from '../merchants/merchant-store.ts';
 import type { Principal } from '../merchants/principal.ts';
 import { createEventSink, type EventSink } from '../webhooks/events.ts';
+import { inTransaction } from '../write.ts';
 
 const PERMISSION = 'catalog';
 const IdempotencyKey = Type.String({
@@ -101,8 +102,7 @@ async function toolWrite<T>(
     return value;
   };
   try {
-    if (key === undefined)
-      return (await retryOnUniqueViolation(() => ctx.db.transaction().execute(run))) as Record<string, unknown>;
+    if (key === undefined) return (await inTransaction(ctx, work)) as Record<string, unknown>;
     const outcome = await retryOnUniqueViolation(() =>
       runIdempotent(
         ctx.db,
