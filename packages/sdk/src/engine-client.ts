@@ -1,8 +1,11 @@
-import { ApiError, TransportError } from './http/errors.ts';
-
 // Server-side client of the engine's agent runtime: key-pair → bearer token exchange with refresh before
 // expiry and after a 401, and typed calls for identity, realms, providers, prompts, agents, sessions,
 // knowledge, chat and execute. Keys and secrets belong in server-side secret stores only.
+import type { ActionType, NormalizedAction, RunResult } from '@keel/engine';
+import { ApiError, TransportError } from './http/errors.ts';
+
+/** The engine's own types for what execute and chat return (a type-only dependency, like the geo client's). */
+export type { ActionType, NormalizedAction, RunResult };
 
 export interface EngineClientOptions {
   /** The engine REST listener, e.g. `http://127.0.0.1:8083`. */
@@ -316,30 +319,6 @@ export interface Knowledge {
   matched_terms?: string[];
 }
 
-export type ActionType =
-  | 'RESPOND'
-  | 'CLARIFY'
-  | 'RENDER_PRODUCTS'
-  | 'OFFER_PRODUCT_ALTERNATIVES'
-  | 'RENDER_PRODUCT_ALTERNATIVES'
-  | 'RENDER_PRODUCT_DETAILS'
-  | 'DATA_RESULT'
-  | 'APPROVAL_REQUIRED'
-  | 'ERROR'
-  | 'ORDER_SUMMARY'
-  | 'ACTION_REQUIRED'
-  | 'ESCALATE'
-  | 'CHECKOUT_HANDOFF'
-  | 'OPEN_WIDGET';
-
-export interface NormalizedAction {
-  type: ActionType;
-  content: string | null;
-  data: Record<string, unknown> | null;
-  /** `original_type` after a client downgrade. */
-  metadata: Record<string, unknown>;
-}
-
 export interface ClientCapabilities {
   vision?: boolean;
   actions?: ActionType[];
@@ -372,29 +351,6 @@ export interface ChatRequest {
   client_capabilities?: ClientCapabilities;
   metadata?: Record<string, unknown>;
   idempotency_key?: string;
-}
-
-export interface RunResult {
-  version: string;
-  execution_id: string;
-  session_id: string | null;
-  trace_id: string;
-  status: 'succeeded' | 'failed';
-  agent_id: string;
-  flow_id: string | null;
-  content: string | null;
-  message: { role: 'assistant'; content: string } | null;
-  action: NormalizedAction;
-  data: Record<string, unknown> | null;
-  usage: {
-    input_tokens: number;
-    output_tokens: number;
-    cost: string;
-    currency: string;
-    cost_limit_exceeded: boolean;
-  } | null;
-  routing: Record<string, unknown>;
-  created_at: string;
 }
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
