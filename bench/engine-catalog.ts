@@ -2,14 +2,11 @@
 // and webhook deliveries/s to a local receiver. The engine runs in its own process (`keel start engine`, SQLite),
 // the load generator and the receiver in this one.
 //   npx node bench/engine-catalog.ts [--products 100000] [--duration 10]
-import { spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { startEngine } from './lib/engine-process.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
 const { values } = parseArgs({
@@ -17,34 +14,8 @@ const { values } = parseArgs({
 });
 const PRODUCTS = Number(values.products);
 const DURATION = Number(values.duration);
-const ROOT = path.join(import.meta.dirname, '..');
-const KEEL = path.join(ROOT, 'packages/cli/src/keel.ts');
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-bench-engine-'));
-const env = {
-  ...process.env,
-  KEEL_DATA_DIR: dataDir,
-  RATE_LIMIT_MAX: '100000000',
-  LOG_LEVEL: 'warn',
-  KEEL_ALLOW_PRIVATE_URLS: 'true',
-  ENGINE_PORT: '0',
-  ENGINE_MCP_PORT: '0',
-  ENGINE_WEBHOOK_PORT: '0',
-  ENGINE_WEBHOOK_POLL_MS: '50',
-};
-
-const boot = JSON.parse(
-  spawnSync(process.execPath, [KEEL, 'engine', 'bootstrap', '--json'], { env, encoding: 'utf8' }).stdout,
-) as { storeIds: string[]; keys: { merchant: string } };
-const child = spawn(process.execPath, [KEEL, 'start', 'engine'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-const base = await new Promise<string>((resolve, reject) => {
-  let seen = '';
-  child.stdout.on('data', (chunk) => {
-    seen += chunk;
-    const match = seen.match(/engine listening on (\S+)/);
-    if (match && seen.includes('ready')) resolve(match[1]!);
-  });
-  child.on('exit', (code) => reject(new Error(`engine exited with ${code}: ${seen}`)));
-});
+const engine = await startEngine({ ENGINE_WEBHOOK_POLL_MS: '50' });
+const { boot, url: base } = engine;
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${boot.keys.merchant}` };
 const store = boot.storeIds[0]!;
 
@@ -247,9 +218,7 @@ try {
     `| webhook deliveries to a local receiver | ${deliveryRate}/s (${received} of ${DELIVERIES} delivered) | ≥ 1,000/s | ${met(deliveryRate >= 1000 && received === DELIVERIES)} |`,
   );
 } finally {
-  child.kill('SIGTERM');
-  await new Promise((resolve) => child.on('exit', resolve));
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await engine.stop();
 }
 
 const table = ['| measure | result | target | |', '|---|---|---|---|', ...rows].join('\n');

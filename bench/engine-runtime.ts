@@ -2,13 +2,13 @@
 // the time the engine waited for the model, which it reports as routing.provider_ms) against a zero-latency
 // chat-completions double. The engine, the double and the load generator each run in their own process.
 //   npx node bench/engine-runtime.ts [--duration 10] [--turns 3000]
-import { type ChildProcess, execSync, spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
+import { execSync, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
+import { listening, startEngine } from './lib/engine-process.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
 const { values } = parseArgs({
@@ -16,48 +16,14 @@ const { values } = parseArgs({
 });
 const DURATION = Number(values.duration);
 const TURNS = Number(values.turns);
-const ROOT = path.join(import.meta.dirname, '..');
-const KEEL = path.join(ROOT, 'packages/cli/src/keel.ts');
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-bench-runtime-'));
-const env = {
-  ...process.env,
-  KEEL_DATA_DIR: dataDir,
-  RATE_LIMIT_MAX: '100000000',
-  LOG_LEVEL: 'warn',
-  KEEL_ALLOW_PRIVATE_URLS: 'true',
-  ENGINE_PORT: '0',
-  ENGINE_MCP_PORT: '0',
-  ENGINE_WEBHOOK_PORT: '0',
-  ENGINE_WEBHOOK_WORKER: 'false',
-};
-
-function started(child: ChildProcess, pattern: RegExp, label: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout!.on('data', (chunk) => {
-      seen += chunk;
-      const match = seen.match(pattern);
-      if (match) resolve(match[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`${label} exited with ${code}: ${seen}`)));
-  });
-}
-
-const boot = JSON.parse(
-  spawnSync(process.execPath, [KEEL, 'engine', 'bootstrap', '--json'], { env, encoding: 'utf8' }).stdout,
-) as {
-  realmId: string;
-  accessKey: string;
-  secretKey: string;
-};
 const upstreamProcess = spawn(process.execPath, [path.join(import.meta.dirname, 'engine-runtime-upstream.ts')], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
-const engineProcess = spawn(process.execPath, [KEEL, 'start', 'engine'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-const [upstream, base] = await Promise.all([
-  started(upstreamProcess, /upstream listening on (\S+)/, 'upstream'),
-  started(engineProcess, /engine listening on (\S+)[\s\S]*ready/, 'engine'),
+const [upstream, engine] = await Promise.all([
+  listening(upstreamProcess, /upstream listening on (\S+)/, 'upstream'),
+  startEngine({ ENGINE_WEBHOOK_WORKER: 'false' }),
 ]);
+const { boot, url: base } = engine;
 const dispatcher = new Agent({ connections: 16, keepAliveTimeout: 30_000 });
 
 async function call(
@@ -199,7 +165,6 @@ The machine is shared with other engineers' test runs, so figures are noisy.
   process.stdout.write(`${markdown}\n`);
 } finally {
   await dispatcher.close();
-  engineProcess.kill('SIGTERM');
   upstreamProcess.kill('SIGTERM');
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await engine.stop();
 }
