@@ -79,5 +79,10 @@ export const CoreErrors = {
   internal: createError('INTERNAL', 'Internal Server Error', 500),
   badGateway: createError('BAD_GATEWAY', '%s', 502),
   unavailable: createError('UNAVAILABLE', '%s', 503),
+  databaseUnavailable: createError(
+    'DATABASE_UNAVAILABLE',
+    'The database cannot be reached at the moment; retry in a few seconds',
+    503,
+  ),
   timeout: createError('TIMEOUT', 'The request took longer than %d ms', 503),
 } as const;

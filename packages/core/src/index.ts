@@ -13,6 +13,7 @@ export {
   readHttpConfig,
 } from './config.ts';
 export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
+export { isDatabaseUnavailable } from './db/connection-errors.ts';
 export {
   columnTypes,
   dialectOf,
@@ -33,8 +34,19 @@ export {
 } from './db/open-database.ts';
 export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
+export { HEALTH_PATHS, registerHealthRoutes } from './health/health-routes.ts';
+export { createLoopHealth, type LoopHealth, type LoopLogger } from './health/loop-health.ts';
+export {
+  createReadiness,
+  createServiceReadiness,
+  describeNotReady,
+  type Readiness,
+  type ReadinessCheck,
+  type ReadinessOutcome,
+  type ReadinessReport,
+} from './health/readiness.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
-export { type ErrorBody, errorBody } from './http/error-handler.ts';
+export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {
   checkIdempotencyKey,

@@ -21,6 +21,7 @@ test('the core error registry is pinned: codes and statuses', () => {
     INTERNAL: 500,
     BAD_GATEWAY: 502,
     UNAVAILABLE: 503,
+    DATABASE_UNAVAILABLE: 503,
     TIMEOUT: 503,
   });
   for (const [code, factory] of registeredErrors()) assert.equal(factory.code, code);

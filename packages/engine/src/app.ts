@@ -4,7 +4,9 @@ import {
   createApp,
   createGroupCommit,
   createSecretBox,
+  createServiceReadiness,
   migrateToLatest,
+  type Readiness,
   type SecretBox,
 } from '@keel/core';
 import type { Redis } from 'ioredis';
@@ -59,6 +61,8 @@ export interface EngineApps {
   ctx: EngineContext;
   /** The agent runtime (realms, providers, prompts, agents, sessions, chat) on the REST listener. */
   runtime: RuntimeContext;
+  /** The readiness checks every listener runs (database, cache); the service adds its delivery worker. */
+  readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -152,7 +156,7 @@ prompts, agents, sessions, knowledge, chat and execute).\n\n${AUTH}\n\n${RUNTIME
     `Inbound webhook ingress for merchant systems: catalog events at \`/webhooks/catalog\`, procurement events at \`/webhooks/procurement\`.\n\n${AUTH}`,
     [
       { name: 'webhooks-inbound', description: 'Inbound webhook ingress' },
-      { name: 'system', description: 'Health' },
+      { name: 'system', description: 'Liveness and readiness' },
     ],
     ctx,
   );
@@ -162,7 +166,7 @@ prompts, agents, sessions, knowledge, chat and execute).\n\n${AUTH}\n\n${RUNTIME
 reference contract, authenticated with a merchant key.\n\n${AUTH}`,
     [
       { name: 'mcp', description: 'JSON-RPC tool endpoint' },
-      { name: 'system', description: 'Health' },
+      { name: 'system', description: 'Liveness and readiness' },
     ],
     ctx,
   );
@@ -173,7 +177,8 @@ reference contract, authenticated with a merchant key.\n\n${AUTH}`,
     installPaymentDataGuard(app);
   }
 
-  registerSystemRoutes(rest, ctx, '/api/v1');
+  const readiness = createServiceReadiness({ db, cache });
+  registerSystemRoutes(rest, readiness, '/api/v1', { withJsonReady: true });
   registerMerchantRoutes(rest, ctx);
   registerProductRoutes(rest, ctx);
   registerCartRoutes(rest, ctx);
@@ -186,11 +191,11 @@ reference contract, authenticated with a merchant key.\n\n${AUTH}`,
     clock: options.clock,
   });
 
-  registerSystemRoutes(webhook, ctx, '');
+  registerSystemRoutes(webhook, readiness, '', { withJsonReady: false });
   registerIngressRoute(webhook, ctx, '/webhooks/catalog', 'catalog');
   registerIngressRoute(webhook, ctx, '/webhooks/procurement', 'procurement');
 
-  registerSystemRoutes(mcp, ctx, '');
+  registerSystemRoutes(mcp, readiness, '', { withJsonReady: false });
   await registerCatalogMcp(mcp, ctx);
 
   return {
@@ -199,6 +204,7 @@ reference contract, authenticated with a merchant key.\n\n${AUTH}`,
     webhook,
     ctx,
     runtime,
+    readiness,
     close: async () => {
       await Promise.all([rest.close(), webhook.close(), mcp.close()]);
       await runtime.models.close();

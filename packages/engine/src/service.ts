@@ -88,6 +88,7 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
       });
       const running = worker;
       engine.ctx.notifyOutbox = () => running.notify();
+      engine.readiness.add('webhook-worker', () => running.check());
       worker.start();
     }
     const host = config.core.host;

@@ -3,8 +3,10 @@ import {
   type Cache,
   createApp,
   createSecretBox,
+  createServiceReadiness,
   loadSecretKey,
   migrateToLatest,
+  registerHealthRoutes,
   type SecretBox,
   sha256Hex,
 } from '@keel/core';
@@ -121,6 +123,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
       { name: 'events', description: 'Tracking-event ingestion' },
       { name: 'shares', description: 'Dashboard shares' },
       { name: 'keys', description: 'API keys and site tokens' },
+      { name: 'system', description: 'Liveness and readiness' },
     ],
   });
   const ctx: GeoContext = {
@@ -141,8 +144,11 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
   registerShareRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
   await registerGeoMcp(app, ctx);
+  const readiness = createServiceReadiness({ db, cache });
+  registerHealthRoutes(app, readiness);
   if (options.startWorker) {
     const worker = startGeoWorker(ctx);
+    readiness.add('geo-worker', () => worker.check());
     app.addHook('onClose', () => worker.stop());
   }
   return { app, ctx };

@@ -31,6 +31,25 @@ export interface OpenDatabaseOptions {
   schema?: string;
   /** Pool size on PostgreSQL. */
   poolSize?: number;
+  /**
+   * Told when a pooled PostgreSQL connection is lost (server restart, failover, terminated backend, network
+   * reset). The pool has already dropped it and the next query reconnects. Default: one line on stderr, at most
+   * every 10 s.
+   */
+  onConnectionLost?: (error: Error) => void;
+}
+
+/** The default connection-loss report: one short line (code and message, never the URL), at most every 10 s. */
+function connectionLossReporter(schema: string): (error: Error) => void {
+  let last = 0;
+  return (error) => {
+    if (Date.now() - last < 10_000) return;
+    last = Date.now();
+    const code = (error as { code?: string }).code;
+    process.stderr.write(
+      `keel: ${schema}: a PostgreSQL connection was lost (${code ? `${code} ` : ''}${error.message.slice(0, 200)}); the pool reconnects on the next query\n`,
+    );
+  };
 }
 
 // PostgreSQL returns int8 and numeric as strings to stay exact; our int8 columns (counters, ids) fit in 2^53.
@@ -85,7 +104,8 @@ function quoteIdentifier(name: string): string {
 export async function openDatabase<DB>(options: OpenDatabaseOptions): Promise<Database<DB>> {
   if (isPostgresUrl(options.url)) {
     const schema = options.schema ?? 'public';
-    const setup = new pg.Client({ connectionString: options.url });
+    const setup = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 5_000 });
+    setup.on('error', () => undefined); // a failure also rejects the pending connect or query below
     await setup.connect();
     try {
       await setup.query(`create schema if not exists ${quoteIdentifier(schema)}`);
@@ -97,7 +117,16 @@ export async function openDatabase<DB>(options: OpenDatabaseOptions): Promise<Da
       max: options.poolSize ?? 10,
       options: `-c search_path=${quoteIdentifier(schema)}`,
       idleTimeoutMillis: 30_000,
+      // A server that accepts TCP but never answers (a half-open failover) fails a checkout instead of hanging it.
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
     });
+    // Without these listeners a lost connection is an unhandled 'error' event, which ends the process. The pool
+    // reports idle clients it has already dropped; a checked-out client reports on itself, its query fails,
+    // and Kysely's release hands the pool a client that is no longer queryable, which the pool drops.
+    const lost = options.onConnectionLost ?? connectionLossReporter(schema);
+    pool.on('error', (error) => lost(error));
+    pool.on('connect', (client) => client.on('error', (error) => lost(error)));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', schema, close: () => db.destroy() };
   }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/connection-errors.ts';
 import { AppError, CoreErrors, type ErrorDetail } from '../errors.ts';
 
 export interface ErrorBody {
@@ -36,6 +37,11 @@ function validationDetails(error: FastifyError): ErrorDetail[] {
   });
 }
 
+/** DATABASE_UNAVAILABLE (503) with `Retry-After: 1`: the pool reconnects on the next query. */
+export function databaseUnavailable(): AppError {
+  return Object.assign(CoreErrors.databaseUnavailable(), { headers: { 'retry-after': '1' } });
+}
+
 /** Maps anything thrown inside a handler to an AppError: the one place where errors meet status codes. */
 export function toAppError(error: unknown, bodyLimit: number): AppError {
   if (error instanceof AppError) return error;
@@ -63,6 +69,7 @@ export function toAppError(error: unknown, bodyLimit: number): AppError {
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return CoreErrors.badRequest('The request URL is malformed');
   }
+  if (isDatabaseUnavailable(e)) return databaseUnavailable();
   if (e instanceof SyntaxError || e?.statusCode === 400) {
     // Fastify's JSON parser raises SyntaxError-like errors with status 400; never echo the parser's text.
     return CoreErrors.invalidJson();

@@ -12,8 +12,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
+import { isDatabaseUnavailable } from '../db/connection-errors.ts';
 import { AppError, CoreErrors } from '../errors.ts';
-import { toAppError } from '../http/error-handler.ts';
+import { databaseUnavailable, toAppError } from '../http/error-handler.ts';
 
 /** JSON-RPC error codes this endpoint uses beyond the protocol's own (-32700 … -32603). */
 export const McpErrorCodes = {
@@ -223,14 +224,15 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
         });
         return textResult(result, false);
       } catch (error) {
-        const appError = error instanceof AppError ? error : undefined;
+        const appError =
+          error instanceof AppError ? error : isDatabaseUnavailable(error) ? databaseUnavailable() : undefined;
         if (appError && (appError.statusCode === 401 || appError.statusCode === 403)) {
           throw new ProtocolError(codeFor(appError), appError.message, {
             code: appError.code,
             traceId: carrier.request.id,
           });
         }
-        if (appError && appError.statusCode < 500) {
+        if (appError && (appError.statusCode < 500 || appError.code === 'DATABASE_UNAVAILABLE')) {
           return textResult({ error: { code: appError.code, message: appError.message } }, true);
         }
         carrier.request.log.error({ err: error, tool: name }, 'MCP tool failed');

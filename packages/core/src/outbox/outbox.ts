@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { dialectOf } from '../db/dialect.ts';
+import { createLoopHealth, type LoopLogger } from '../health/loop-health.ts';
 import { createSafeAgent, safePost } from '../net/safe-fetch.ts';
 import { OUTBOX_ATTEMPT_TABLE, OUTBOX_TABLE, type OutboxDb, type OutboxMessageTable } from './outbox-table.ts';
 import { signWebhook } from './signature.ts';
@@ -63,10 +64,7 @@ export interface DeliveryTarget {
   signingSecret?: string;
 }
 
-export interface OutboxLogger {
-  warn(object: object, message: string): void;
-  error(object: object, message: string): void;
-}
+export type OutboxLogger = LoopLogger;
 
 export interface OutboxWorkerOptions {
   db: Kysely<any>;
@@ -97,6 +95,8 @@ export interface OutboxWorker {
   stop(): Promise<void>;
   /** Resolves once nothing is due, in flight or unrecorded (tests and benchmarks). */
   idle(): Promise<void>;
+  /** Readiness: up unless the last claim or record of outcomes failed (e.g. the database is unreachable). */
+  check(): true | { reason: string };
 }
 
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
@@ -172,6 +172,8 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   let idleWaiters: (() => void)[] = [];
   let lastClaimEmpty = false;
   let recording = false;
+  const health = createLoopHealth('outbox worker', options.logger, { baseMs: pollIntervalMs, maxMs: 30_000 });
+  let backoffMs = 0;
 
   const signal = () => {
     pendingWake = true;
@@ -330,9 +332,10 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       const batch = outcomes.splice(0, 500);
       try {
         await record(batch);
+        health.succeeded();
       } catch (error) {
         // The leases run out and the messages are delivered again: at least once, never lost.
-        options.logger?.error({ err: error }, 'outbox: recording delivery outcomes failed');
+        backoffMs = health.failed(error);
       }
     }
     recording = false;
@@ -377,8 +380,11 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         let claimed: OutboxMessageTable[] = [];
         try {
           claimed = await claim(Math.min(free, 200));
+          health.succeeded();
+          backoffMs = 0;
         } catch (error) {
-          options.logger?.error({ err: error }, 'outbox: claiming messages failed');
+          // The database is unreachable (or failing): wait longer each time, then resume on its own.
+          backoffMs = health.failed(error);
         }
         lastClaimEmpty = claimed.length === 0;
         // A full claim means more may be waiting: claim again as soon as a slot frees up.
@@ -400,10 +406,13 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         prune().catch((error) => options.logger?.warn({ err: error }, 'outbox: pruning old messages failed'));
       }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          pendingWake = true;
-          resolve();
-        }, pollIntervalMs);
+        const timer = setTimeout(
+          () => {
+            pendingWake = true;
+            resolve();
+          },
+          Math.max(pollIntervalMs, backoffMs),
+        );
         wake = () => {
           clearTimeout(timer);
           wake = undefined;
@@ -433,6 +442,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       await flush();
       await agent.close();
     },
+    check: () => health.check(),
     idle() {
       return new Promise<void>((resolve) => {
         idleWaiters.push(resolve);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { pruneIdempotencyKeys, toIsoString } from '@keel/core';
+import { createLoopHealth, pruneIdempotencyKeys, toIsoString } from '@keel/core';
 import type { GeoContext } from '../context.ts';
 import { generateExport, pruneExpiredExports } from '../exports/export-service.ts';
 import { processPrivacyRequest } from '../privacy/privacy-service.ts';
@@ -89,22 +89,36 @@ export async function runWorkerOnce(ctx: GeoContext, workerId: string): Promise<
   return ran;
 }
 
-/** The background worker: a round every `GEO_WORKER_INTERVAL_MS`; stop() waits for the current round. */
-export function startGeoWorker(ctx: GeoContext): { stop(): Promise<void>; kick(): void } {
+/**
+ * The background worker: a round every `GEO_WORKER_INTERVAL_MS`; a failed round (the database is unreachable)
+ * waits longer each time (up to 30 s) and the worker resumes on its own. stop() waits for the current round;
+ * check() is its readiness (failing while its last round failed).
+ */
+export function startGeoWorker(ctx: GeoContext): {
+  stop(): Promise<void>;
+  kick(): void;
+  check(): true | { reason: string };
+} {
   const workerId = `geo-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const health = createLoopHealth('geo worker', ctx.log, { baseMs: ctx.config.worker.intervalMs, maxMs: 30_000 });
   let stopped = false;
   let current: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const round = () => {
     if (stopped) return;
+    let delay = ctx.config.worker.intervalMs;
     current = runWorkerOnce(ctx, workerId)
-      .catch((error) => ctx.log.error({ err: error }, 'geo worker round failed'))
+      .then(() => health.succeeded())
+      .catch((error) => {
+        delay = health.failed(error);
+      })
       .finally(() => {
-        if (!stopped) timer = setTimeout(round, ctx.config.worker.intervalMs);
+        if (!stopped) timer = setTimeout(round, delay);
       });
   };
   timer = setTimeout(round, ctx.config.worker.intervalMs);
   return {
+    check: () => health.check(),
     kick() {
       if (stopped) return;
       clearTimeout(timer);

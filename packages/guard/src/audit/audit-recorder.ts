@@ -1,3 +1,4 @@
+import { createLoopHealth, isDatabaseUnavailable } from '@keel/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { GuardDb } from '../db/schema.ts';
@@ -17,8 +18,13 @@ export interface AuditRecorder {
   record(entry: AuditEntry): void;
   /** Writes whatever is waiting. */
   flush(): Promise<void>;
+  /** Readiness: failing while the last write failed. */
+  check(): true | { reason: string };
   close(): Promise<void>;
 }
+
+/** Entries kept for a later write while the database is unreachable; beyond it a batch is dropped (and logged). */
+const MAX_WAITING = 10_000;
 
 export interface AuditRecorderOptions {
   flushIntervalMs?: number;
@@ -40,17 +46,31 @@ export function createAuditRecorder(
   const maxBatch = options.maxBatch ?? 500;
   let pending: NewAuditRow[] = [];
   let writing: Promise<void> = Promise.resolve();
+  const health = createLoopHealth('audit writer', log, { baseMs: flushIntervalMs, maxMs: 30_000 });
+  let retryAt = 0;
 
+  const write = async (batch: NewAuditRow[]) => {
+    try {
+      await insertAuditRows(db, batch);
+      health.succeeded();
+    } catch (error) {
+      retryAt = Date.now() + health.failed(error);
+      // While the database is away, entries wait (bounded) and are written when it returns.
+      if (isDatabaseUnavailable(error) && pending.length + batch.length <= MAX_WAITING)
+        pending = [...batch, ...pending];
+      else log.error({ lost: batch.length }, 'audit entries could not be stored');
+    }
+  };
   const flush = (): Promise<void> => {
     if (pending.length === 0) return writing;
     const batch = pending;
     pending = [];
-    writing = writing
-      .then(() => insertAuditRows(db, batch))
-      .catch((error: unknown) => log.error({ err: error, lost: batch.length }, 'audit entries could not be stored'));
+    writing = writing.then(() => write(batch));
     return writing;
   };
-  const timer = setInterval(() => void flush(), flushIntervalMs);
+  const timer = setInterval(() => {
+    if (Date.now() >= retryAt) void flush();
+  }, flushIntervalMs);
   timer.unref();
 
   const prune = () => {
@@ -71,9 +91,10 @@ export function createAuditRecorder(
         breakdown: JSON.stringify(entry.breakdown),
         blocked: entry.blocked,
       });
-      if (pending.length >= maxBatch) void flush();
+      if (pending.length >= maxBatch && Date.now() >= retryAt) void flush();
     },
     flush,
+    check: () => health.check(),
     async close() {
       clearInterval(timer);
       clearInterval(pruneTimer);

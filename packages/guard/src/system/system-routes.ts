@@ -1,38 +1,15 @@
-import { type App, CoreErrors, pingDatabase } from '@keel/core';
+import { type App, CoreErrors, createServiceReadiness, registerHealthRoutes } from '@keel/core';
 import { Type } from 'typebox';
 import type { GuardContext } from '../context.ts';
 import { adminSecurity, commonErrors, ErrorSchema } from '../http-schemas.ts';
 
-const Text = (description: string) => ({ description, content: { 'text/plain': { schema: Type.String() } } });
-
+/** Liveness, readiness and the cache reload. */
 export function registerSystemRoutes(app: App, ctx: GuardContext): void {
-  app.get(
-    '/healthz',
-    {
-      schema: { tags: ['system'], summary: 'Liveness', response: { 200: Text('UP') } },
-      config: { rateLimit: false },
-    },
-    async (_request, reply) => reply.type('text/plain; charset=utf-8').send('UP'),
-  );
-
-  app.get(
-    '/ready',
-    {
-      schema: {
-        tags: ['system'],
-        summary: 'Readiness: the database and the cache both answer',
-        response: { 200: Text('READY'), 503: Text('What is not reachable') },
-      },
-      config: { rateLimit: false },
-    },
-    async (_request, reply) => {
-      const [database, cache] = await Promise.all([pingDatabase(ctx.db), ctx.cache.ping()]);
-      reply.type('text/plain; charset=utf-8');
-      if (database && cache) return reply.send('READY');
-      const down = [database ? undefined : 'database', cache ? undefined : 'cache'].filter(Boolean).join(' and ');
-      return reply.status(503).send(`NOT READY: ${down} unreachable`);
-    },
-  );
+  // `/healthz` (text UP) and `/ready` (text READY, or 503 naming what is down) are core's probe pair, which the
+  // spec's paths and bodies match: database and cache (Redis when configured), and the audit writer.
+  const readiness = createServiceReadiness({ db: ctx.db, cache: ctx.cache });
+  readiness.add('audit-writer', () => ctx.audit.check());
+  registerHealthRoutes(app, readiness);
 
   app.post(
     '/admin/reload',
