@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import pg from 'pg';
 import { type Database, type DialectName, openDatabase } from './db/open-database.ts';
 
@@ -35,4 +36,112 @@ export async function openTestDatabase<DB>(target: TestDatabaseTarget, service: 
       }
     },
   };
+}
+
+export interface FaultDatabase {
+  /** The new database's URL (same server and credentials as the base URL). */
+  url: string;
+  /** Its name (`keel_fault_<hex>`). */
+  name: string;
+  /** Terminates every backend connected to this database (never another one); resolves to how many. */
+  terminateBackends(): Promise<number>;
+  /** Drops the database (terminating whatever is still connected to it). */
+  drop(): Promise<void>;
+}
+
+/**
+ * Creates a throwaway PostgreSQL database for a fault test (`CREATE DATABASE keel_fault_<random>`) on the server
+ * of `baseUrl`. Fault tests terminate backends of this database only: the shared test database is never touched.
+ */
+export async function createFaultDatabase(baseUrl: string): Promise<FaultDatabase> {
+  const name = `keel_fault_${randomBytes(6).toString('hex')}`;
+  const admin = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: baseUrl });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin((client) => client.query(`create database "${name}"`));
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    terminateBackends: () =>
+      admin(async (client) => {
+        const result = await client.query(
+          'select pg_terminate_backend(pid) as ok from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+          [name],
+        );
+        return result.rowCount ?? 0;
+      }),
+    drop: () => admin((client) => client.query(`drop database if exists "${name}" with (force)`)).then(() => undefined),
+  };
+}
+
+export interface TcpProxy {
+  /** The port the proxy listens on (127.0.0.1). */
+  port: number;
+  /** Cuts every open connection and resets every new one until restore(): the target looks down. */
+  cut(): void;
+  /** Lets connections through again. */
+  restore(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of `target` (a PostgreSQL or Redis server), for fault tests: cut() makes the
+ * target unreachable for this proxy's clients only, so the shared server is never stopped.
+ */
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  let open = true;
+  const sockets = new Set<net.Socket>();
+  const track = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  const server = net.createServer((client) => {
+    track(client);
+    if (!open) {
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = net.connect(target.port, target.host);
+    track(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const cutAll = () => {
+    for (const socket of sockets) if (!socket.destroyed) socket.resetAndDestroy();
+  };
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    cut() {
+      open = false;
+      cutAll();
+    },
+    restore() {
+      open = true;
+    },
+    close: async () => {
+      cutAll();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The same URL with its host and port replaced by the proxy's (127.0.0.1:port). */
+export function throughProxy(rawUrl: string, proxy: TcpProxy): string {
+  const url = new URL(rawUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String(proxy.port);
+  return url.toString();
 }

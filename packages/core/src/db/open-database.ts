@@ -12,6 +12,7 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
+import { isDatabaseUnavailable } from './connection-errors.ts';
 import { adaptSqlite } from './sqlite-adapter.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -87,6 +88,37 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/**
+ * The pool as Kysely sees it, with one addition: a client whose query failed because its connection was lost
+ * is destroyed on release instead of going back to the pool. (The server's "terminating connection" message
+ * reaches the query before the socket closes, so the pool would otherwise hand that dead client to the next
+ * request.)
+ */
+function dropLostClients(pool: pg.Pool): { connect(): Promise<pg.PoolClient>; end(): Promise<void> } {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      const release = client.release;
+      let lost: Error | undefined;
+      client.query = ((...args: Parameters<pg.PoolClient['query']>) => {
+        const result = (pg.Client.prototype.query as (...a: unknown[]) => unknown).apply(client, args);
+        if (result instanceof Promise) {
+          result.catch((error: unknown) => {
+            if (isDatabaseUnavailable(error)) lost = error as Error;
+          });
+        }
+        return result;
+      }) as pg.PoolClient['query'];
+      client.release = (error?: Error | boolean) => {
+        delete (client as { query?: unknown }).query; // back to the prototype's method
+        release.call(client, error ?? lost);
+      };
+      return client;
+    },
+    end: () => pool.end(),
+  };
+}
+
 /** The embedded default: `<dataDir>/<service>.sqlite`. */
 export function defaultDatabaseUrl(dataDir: string, service: string): string {
   return path.join(dataDir, `${service}.sqlite`);
@@ -127,7 +159,7 @@ export async function openDatabase<DB>(options: OpenDatabaseOptions): Promise<Da
     const lost = options.onConnectionLost ?? connectionLossReporter(schema);
     pool.on('error', (error) => lost(error));
     pool.on('connect', (client) => client.on('error', (error) => lost(error)));
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: dropLostClients(pool) }) });
     return { db, dialect: 'postgres', schema, close: () => db.destroy() };
   }
 
