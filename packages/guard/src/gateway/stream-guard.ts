@@ -1,8 +1,8 @@
 // stream-sync: checks assistant output while it streams, per choice, releasing only text that can no longer
 // grow into a detection. Also the restore-only rewriting of streams (X-GW-Restore without stream-sync).
 import type { GuardContext } from '../context.ts';
-import type { Detector } from '../detect/types.ts';
-import type { DetectResponse } from '../detect-api/analyze-text.ts';
+import { type DetectResponse, scanText } from '../detect-api/analyze-text.ts';
+import type { ActiveConfig } from '../state/active-config.ts';
 import { analyzePieces, redactRange } from './content-analysis.ts';
 import type { OnFail } from './gateway-headers.ts';
 import { firstSpace, holdbackStart, pemEndIndex, placeholderHoldbackStart } from './holdback.ts';
@@ -20,7 +20,7 @@ export class StreamHalt extends Error {
 
 export interface StreamGuardOptions {
   ctx: GuardContext;
-  detector: Detector;
+  active: ActiveConfig;
   placeholders: RequestPlaceholders;
   /** true: stream-sync (detect and redact or halt); false: only put placeholders back (X-GW-Restore). */
   check: boolean;
@@ -45,7 +45,7 @@ interface TextGuard {
 }
 
 function createTextGuard(options: StreamGuardOptions, choiceIndex: number): TextGuard {
-  const { ctx, detector, placeholders } = options;
+  const { ctx, active, placeholders } = options;
   let held = '';
   let context = '';
   let full = '';
@@ -77,7 +77,7 @@ function createTextGuard(options: StreamGuardOptions, choiceIndex: number): Text
   const checkRegion = async (region: string): Promise<string> => {
     const deadline = options.deadline();
     const offset = context.length;
-    const candidates = detector.scan(context + region, { deadline });
+    const candidates = await scanText(ctx, active, context + region, deadline);
     let out = region;
     if (candidates.some((c) => c.end > offset)) {
       const { result } = await analyzePieces(ctx, [context + region], {
@@ -117,7 +117,7 @@ function createTextGuard(options: StreamGuardOptions, choiceIndex: number): Text
     } else if (!final && hold > 0) {
       // A detection that already reaches past the cut may still grow: hold it whole.
       const cut = context.length + hold;
-      for (const c of detector.scan(context + held, { deadline: options.deadline() })) {
+      for (const c of await scanText(ctx, active, context + held, options.deadline())) {
         if (c.start < cut && c.end > cut) hold = Math.max(0, c.start - context.length);
       }
     }
