@@ -106,7 +106,9 @@ for (const target of testDatabaseTargets()) {
         },
       });
       assert.equal(created.statusCode, 201);
-      const { value, ms } = await timed(detect(app, { text: JSON.stringify(`${'a'.repeat(31)}!`), guardrails: ['as'] }));
+      const { value, ms } = await timed(
+        detect(app, { text: JSON.stringify(`${'a'.repeat(31)}!`), guardrails: ['as'] }),
+      );
       assert.equal(value.status, 200);
       assert.equal(value.body.validator_results[0].passed, false);
       assert.ok(ms < 2000, `validated in ${ms.toFixed(0)} ms`);

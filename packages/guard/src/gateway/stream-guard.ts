@@ -3,7 +3,7 @@
 import type { GuardContext } from '../context.ts';
 import { type DetectResponse, scanText } from '../detect-api/analyze-text.ts';
 import type { ActiveConfig } from '../state/active-config.ts';
-import { analyzePieces, redactRange } from './content-analysis.ts';
+import { analyzePieces, redactRange, toClient } from './content-analysis.ts';
 import type { OnFail } from './gateway-headers.ts';
 import { firstSpace, holdbackStart, pemEndIndex, placeholderHoldbackStart } from './holdback.ts';
 import type { RequestPlaceholders } from './placeholders.ts';
@@ -101,7 +101,7 @@ function createTextGuard(options: StreamGuardOptions, choiceIndex: number): Text
       const hold = final ? held.length : placeholderHoldbackStart(held, placeholders.maxLength);
       const out = held.slice(0, hold);
       held = held.slice(hold);
-      return options.restore ? placeholders.restore(out) : out;
+      return toClient([out], placeholders, options.restore)[0]!;
     }
     let hold = final ? held.length : holdbackStart(held);
     let overflow = false;
@@ -132,7 +132,7 @@ function createTextGuard(options: StreamGuardOptions, choiceIndex: number): Text
       pemTail = suppress === 'pem' ? tail.slice(-100) : '';
       held = '';
     }
-    return options.restore ? placeholders.restore(out) : out;
+    return toClient([out], placeholders, options.restore)[0]!;
   };
 
   /** Guardrails judge the whole answer: they run over the full text before its last part goes out. */
@@ -228,7 +228,7 @@ export function createStreamGuard(options: StreamGuardOptions) {
         if (options.onFail === 'halt' && result.blocked) throw new StreamHalt('gw_content_blocked', result.message);
         args = redacted[0]!;
       }
-      if (options.restore) args = options.placeholders.restore(args);
+      args = toClient([args], options.placeholders, options.restore)[0]!;
       toolCalls.push({ index: toolIndex, function: { arguments: args } });
     }
     state.tools.clear();
