@@ -7,7 +7,7 @@ import { DetectionTimeout } from '../detect/errors.ts';
 import type { Candidate } from '../detect/types.ts';
 import { compileUserPattern, compileUserRegex, runUserPattern, type UserPattern } from '../detect/user-patterns.ts';
 import { compileSchemaRule, validateAgainstSchema } from './schema-rule.ts';
-import type { WorkReply, WorkRequest } from './user-work.ts';
+import type { ReadyNote, WorkReply, WorkRequest } from './user-work.ts';
 
 const CACHE_SIZE = 32;
 const patternSets = new Map<string, UserPattern[]>();
@@ -62,3 +62,5 @@ parentPort!.on('message', (request: WorkRequest) => {
   }
   parentPort!.postMessage(reply, reply.ok && 'matches' in reply ? [reply.matches.buffer as ArrayBuffer] : []);
 });
+
+parentPort!.postMessage({ ready: true } satisfies ReadyNote);

@@ -23,6 +23,11 @@ export type WorkReply =
   | { id: number; ok: true; outcome: { passed: boolean; reason?: string } }
   | { id: number; ok: false; timeout: boolean; message: string };
 
+/** What a worker posts once, when it has loaded and listens. */
+export interface ReadyNote {
+  ready: true;
+}
+
 type WorkInput = WorkRequest extends infer R ? (R extends WorkRequest ? Omit<R, 'id'> : never) : never;
 
 export interface UserWork {
@@ -32,8 +37,8 @@ export interface UserWork {
   testRegex(rule: string, text: string, deadline: number): Promise<boolean>;
   /** Whether `text` is JSON satisfying the schema `rule`; DetectionTimeout past the deadline. */
   validateSchema(rule: string, text: string, deadline: number): Promise<{ passed: boolean; reason?: string }>;
-  /** Starts the workers now, so the first request does not wait for them. */
-  warm(): void;
+  /** Starts every worker (the first job does too); resolves when all are ready to work. */
+  warm(): Promise<void>;
   /** Stops the workers; pending jobs fail. */
   close(): Promise<void>;
 }
@@ -50,6 +55,8 @@ interface Job {
 interface Slot {
   worker: Worker | undefined;
   job: Job | undefined;
+  /** Settles when the current worker has loaded and listens (or is gone). */
+  ready: Promise<void>;
 }
 
 const WORKER_URL = new URL('./user-work-worker.ts', import.meta.url);
@@ -58,7 +65,11 @@ const WORKER_HEAP_MB = 512;
 
 /** Creates the worker pool (`size` workers, 2 to 4 by default after the machine's cores), started lazily. */
 export function createUserWork(size = Math.min(4, Math.max(2, availableParallelism()))): UserWork {
-  const slots: Slot[] = Array.from({ length: size }, () => ({ worker: undefined, job: undefined }));
+  const slots: Slot[] = Array.from({ length: size }, () => ({
+    worker: undefined,
+    job: undefined,
+    ready: Promise.resolve(),
+  }));
   const queue: Job[] = [];
   let nextId = 1;
   let closed = false;
@@ -73,7 +84,13 @@ export function createUserWork(size = Math.min(4, Math.max(2, availableParalleli
   const spawn = (slot: Slot): Worker => {
     const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
     worker.unref();
-    worker.on('message', (reply: WorkReply) => {
+    let readied: () => void = () => {};
+    slot.ready = new Promise((resolve) => {
+      readied = resolve;
+    });
+    worker.once('exit', () => readied());
+    worker.on('message', (reply: WorkReply | ReadyNote) => {
+      if ('ready' in reply) return readied();
       const job = slot.job;
       if (slot.worker !== worker || !job || job.id !== reply.id) return;
       release(slot);
@@ -137,8 +154,15 @@ export function createUserWork(size = Math.min(4, Math.max(2, availableParalleli
       };
       job.timer = setTimeout(() => expire(job), wait);
       queue.push(job);
+      startAll();
       pump();
     });
+
+  // All workers start with the first job, so a second request finds one ready while the first is busy.
+  const startAll = () => {
+    if (closed) return;
+    for (const slot of slots) slot.worker ??= spawn(slot);
+  };
 
   const settle = (reply: WorkReply): WorkReply => {
     if (reply.ok) return reply;
@@ -178,9 +202,9 @@ export function createUserWork(size = Math.min(4, Math.max(2, availableParalleli
       const reply = settle(await submit({ kind: 'schema', rule, text }, deadline));
       return (reply as Extract<WorkReply, { outcome: unknown }>).outcome;
     },
-    warm() {
-      if (closed) return;
-      for (const slot of slots) slot.worker ??= spawn(slot);
+    async warm() {
+      startAll();
+      await Promise.all(slots.map((slot) => slot.ready));
     },
     async close() {
       closed = true;
