@@ -4,14 +4,17 @@ import { DetectionTimeout } from '../detect/index.ts';
 import type { Candidate, Decision, Detection, PlaceholderFor } from '../detect/types.ts';
 import { GuardErrors } from '../errors.ts';
 import type { ActiveConfig } from '../state/active-config.ts';
-import { isBuiltinValidator } from '../validators/builtin-validators.ts';
+import { type DecisionRule, isBuiltinValidator } from '../validators/builtin-validators.ts';
 import { type CompiledValidator, compileBuiltin } from '../validators/compile-validator.ts';
 
 export interface ValidatorResult {
   name: string;
   type: 'AI_PROMPT' | 'VALIDATOR';
   passed: boolean;
-  confidence_score: string;
+  /** Two decimals; null when nothing measured the verdict (decision_rule VERDICT_ONLY or FAIL_CLOSED). */
+  confidence_score: string | null;
+  /** How a failure of this validator is decided (see DecisionRule). */
+  decision_rule: DecisionRule;
   /** Why it failed, when it did (never the offending value). */
   reason?: string;
 }
@@ -122,20 +125,23 @@ export async function analyzeText(ctx: GuardContext, text: string, options: Anal
     let overall = decision.overallConfidence;
     const results: ValidatorResult[] = validators.map((validator, i) => {
       const outcome = outcomes[i]!;
+      // Only a stated model confidence can fall short of the threshold; every other rule blocks on failure.
       const blocks =
-        !outcome.passed && (validator.resultType === 'VALIDATOR' || outcome.confidence >= detection.blockThreshold);
+        !outcome.passed &&
+        (outcome.rule !== 'MODEL_CONFIDENCE' || (outcome.confidence ?? 0) >= detection.blockThreshold);
       if (blocks) {
         message = blocked
           ? `${message}; failed guardrail: ${validator.name}`
           : `Blocked due to failed guardrail: ${validator.name}`;
         blocked = true;
-        overall = Math.max(overall, outcome.confidence);
+        if (outcome.confidence !== null) overall = Math.max(overall, outcome.confidence);
       }
       return {
         name: validator.name,
         type: validator.resultType,
         passed: outcome.passed,
-        confidence_score: two(outcome.confidence),
+        confidence_score: outcome.confidence === null ? null : two(outcome.confidence),
+        decision_rule: outcome.rule,
         ...(outcome.reason && !outcome.passed ? { reason: outcome.reason } : {}),
       };
     });

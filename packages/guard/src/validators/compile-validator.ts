@@ -77,8 +77,13 @@ export function compileValidator(
         run: async ({ text }, env) => {
           const passed = (await env.userWork.testRegex(rule, text, env.deadline)) === wantMatch;
           return passed
-            ? { passed, confidence: 1 }
-            : { passed, confidence: 1, reason: wantMatch ? 'text does not match' : 'text matches a forbidden pattern' };
+            ? { passed, confidence: 1, rule: 'DETERMINISTIC' }
+            : {
+                passed,
+                confidence: 1,
+                rule: 'DETERMINISTIC',
+                reason: wantMatch ? 'text does not match' : 'text matches a forbidden pattern',
+              };
         },
       };
     }
@@ -90,8 +95,13 @@ export function compileValidator(
         run: async ({ text }, env) => {
           const outcome = await env.userWork.validateSchema(rule, text, env.deadline);
           return outcome.passed
-            ? { passed: true, confidence: 1 }
-            : { passed: false, confidence: 1, reason: outcome.reason ?? 'text does not satisfy the schema' };
+            ? { passed: true, confidence: 1, rule: 'DETERMINISTIC' }
+            : {
+                passed: false,
+                confidence: 1,
+                rule: 'DETERMINISTIC',
+                reason: outcome.reason ?? 'text does not satisfy the schema',
+              };
         },
       };
     }
@@ -100,7 +110,8 @@ export function compileValidator(
         name,
         resultType: 'AI_PROMPT',
         run: async ({ redactedText }, { ai }) => {
-          if (!ai) return { passed: false, confidence: 1, reason: 'no AI upstream is configured' };
+          if (!ai)
+            return { passed: false, confidence: null, rule: 'FAIL_CLOSED', reason: 'no AI upstream is configured' };
           return ai.judge(rule, redactedText, expected || 'YES');
         },
       };
