@@ -192,7 +192,7 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
           outcome = 'upstream_error';
           answer = await passUpstreamError(call, upstream);
         } else if (stream && isEventStream(upstream.contentType)) {
-          const { detector } = await ctx.activeConfig.get().catch((error: unknown) => {
+          const active = await ctx.activeConfig.get().catch((error: unknown) => {
             void upstream.dump().catch(() => {});
             throw detectionFailure(error, request);
           });
@@ -208,7 +208,7 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
             signal,
             events,
             model: body.model,
-            detector,
+            active,
           });
           call.outputResults.push(...result.output);
           outcome = `stream_${result.status}`;

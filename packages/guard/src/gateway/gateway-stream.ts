@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { Detector } from '../detect/types.ts';
 import type { DetectResponse } from '../detect-api/analyze-text.ts';
 import type { UpstreamReply } from '../providers/model-provider.ts';
+import type { ActiveConfig } from '../state/active-config.ts';
 import { analyzePieces, forMeta } from './content-analysis.ts';
 import { errorObject } from './gateway-errors.ts';
 import { detectionDeadline, type GatewayCall } from './gateway-service.ts';
@@ -29,8 +29,8 @@ export interface StreamContext {
   signal: AbortSignal;
   events: SecurityEvents;
   model: unknown;
-  /** The compiled detector, fetched before the response was taken over (a failure there is still a JSON error). */
-  detector: Detector;
+  /** The compiled configuration, fetched before the response was taken over (a failure there is still a JSON error). */
+  active: ActiveConfig;
 }
 
 export interface StreamOutcome {
@@ -107,7 +107,7 @@ export async function serveStream(sc: StreamContext): Promise<StreamOutcome> {
   const guard = rewrite
     ? createStreamGuard({
         ctx: call.ctx,
-        detector: sc.detector,
+        active: sc.active,
         placeholders: call.placeholders,
         check: options.mode === 'stream-sync',
         restore,
