@@ -227,7 +227,10 @@ describe('gateway: non-streaming chat completions', () => {
     for (const part of [key.slice(0, 12), key.slice(12, 27), key.slice(31)]) {
       assert.equal(sent.includes(part), false, `no part of the key goes upstream (${part.length} chars)`);
     }
-    assert.match(upstream.calls.at(-1)!.body.messages[0].content, /^key \[LLM-GW-\d+_BLOCKLIST_1\] for \[LLM-GW-\d+_EMAIL_1\]$/);
+    assert.match(
+      upstream.calls.at(-1)!.body.messages[0].content,
+      /^key \[LLM-GW-\d+_BLOCKLIST_1\] for \[LLM-GW-\d+_EMAIL_1\]$/,
+    );
     assert.equal((data as any).gw_meta.input[0].blocked, true);
   });
 
