@@ -121,3 +121,28 @@ describe('stand-ins that are not secrets', () => {
     test(`nothing in ${JSON.stringify(text.slice(0, 56))}`, () => assert.deepEqual(reported(text), []));
   }
 });
+
+describe('cards and addresses by definition', () => {
+  test('every card on a line is reported, whatever its grouping', () => {
+    const line = '5425233430109903 5425-2334-3010-9903 5425 2334 3010 9903';
+    assert.deepEqual(reported(line), [
+      'CREDIT_CARD:5425233430109903',
+      'CREDIT_CARD:5425-2334-3010-9903',
+      'CREDIT_CARD:5425 2334 3010 9903',
+    ]);
+  });
+
+  test('UATP cards (1…, 15 digits) count only with a valid check digit', () => {
+    assertFound('travel card 135792468013578', 'CREDIT_CARD', '135792468013578');
+    assert.deepEqual(reported('ticket 135792468013579'), []);
+  });
+
+  test('IP addresses keep their prefix length and zone; :: alone is the unspecified address', () => {
+    assertFound('allow 10.20.0.0/16 only', 'IP_ADDRESS', '10.20.0.0/16');
+    assertFound('route fd12:3456::1%wlan0/64 up', 'IP_ADDRESS', 'fd12:3456::1%wlan0/64');
+    assertFound('bind= :: port 80', 'IP_ADDRESS', '::');
+    assertFound('listen 0.0.0.0 now', 'IP_ADDRESS', '0.0.0.0');
+    assertFound('gw 172.16.4.1@wlan1', 'IP_ADDRESS', '172.16.4.1');
+    assert.deepEqual(reported('std::vector<int> and a:::b'), []);
+  });
+});
