@@ -2,6 +2,7 @@
 //   npx node bench/detect-quality.ts                      (dev split: ../shared/bench/pii/data/dev.jsonl)
 //   npx node bench/detect-quality.ts --corpus FILE.jsonl  (any corpus in the same shape)
 //   --examples N   print up to N misses and false alarms per type
+//   --all-types    score every canonical type the corpus labels (URL, PERSON, …), as the HTTP adapter does
 //   npx node bench/detect-quality.ts --report         (the three corpora side by side, written to bench/RESULTS.md)
 // Only detections the service would report (final score at or above the allow threshold) count.
 import fs from 'node:fs';
@@ -51,20 +52,22 @@ interface Scores {
   };
 }
 
-function parseArgs(argv: string[]): { corpus: string; examples: number } {
+function parseArgs(argv: string[]): { corpus: string; examples: number; allTypes: boolean } {
   const repoRoot = path.resolve(import.meta.dirname, '..');
   let corpus = path.resolve(repoRoot, '../shared/bench/pii/data/dev.jsonl');
   let examples = 0;
+  let allTypes = false;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--corpus') corpus = path.resolve(argv[++i]);
     else if (argv[i] === '--examples') examples = Number(argv[++i]);
+    else if (argv[i] === '--all-types') allTypes = true;
     else throw new Error(`unknown argument ${argv[i]}`);
   }
-  return { corpus, examples };
+  return { corpus, examples, allTypes };
 }
 
 /** The engine as the service runs it with its defaults: built-in patterns, local scorer, thresholds 0.30/0.85. */
-export function createEngineAdapter() {
+export function createEngineAdapter(allTypes = false) {
   const detector = compileDetector({
     patterns: BUILTIN_PATTERNS.map((p) => ({
       name: p.name,
@@ -79,7 +82,7 @@ export function createEngineAdapter() {
   });
   return {
     name: 'keel-guard',
-    supports: STRUCTURED,
+    supports: allTypes ? undefined : STRUCTURED,
     run(text: string) {
       const candidates = detector.scan(text);
       return detector.decide(text, candidates, localAiScores(candidates)).detections;
@@ -93,7 +96,7 @@ export function createEngineAdapter() {
 const f3 = (x: number | null) => (x == null ? '  —  ' : x.toFixed(3));
 
 async function main(): Promise<void> {
-  const { corpus, examples } = parseArgs(process.argv.slice(2));
+  const { corpus, examples, allTypes } = parseArgs(process.argv.slice(2));
   const scorerUrl = pathToFileURL(path.resolve(import.meta.dirname, '../../shared/bench/pii/score.mjs')).href;
   const { evaluate } = await import(scorerUrl);
   const records = fs
@@ -101,11 +104,12 @@ async function main(): Promise<void> {
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line));
-  const result: Scores = await evaluate(createEngineAdapter(), records, { warmup: 0, repeat: 1 });
+  const result: Scores = await evaluate(createEngineAdapter(allTypes), records, { warmup: 0, repeat: 1 });
   console.log(`corpus ${corpus} (${records.length} texts)\n`);
   console.log('type               gold    TP    FP    FN      P      R     F1');
-  for (const t of STRUCTURED) {
+  for (const t of allTypes ? Object.keys(result.per_type) : STRUCTURED) {
     const r = result.per_type[t];
+    if (!r) continue;
     console.log(
       `${t.padEnd(18)} ${String(r.tp + r.fn).padStart(4)} ${String(r.tp).padStart(5)} ${String(r.fp).padStart(5)} ${String(r.fn).padStart(5)}  ${f3(r.precision)}  ${f3(r.recall)}  ${f3(r.f1)}`,
     );

@@ -6,6 +6,8 @@ const SENSITIVE: [string, string][] = [
   ['card_number', 'please charge my card 4111 1111 1111 1111 exp 12/29'],
   ['card_verification_code', 'the cvv is 123'],
   ['card_verification_code', 'security code: 9876'],
+  ['card_verification_code', 'The security code CVV on the back of my card is 737'],
+  ['card_verification_code', '737 is the cvc on my card'],
   ['payment_secret', 'my one-time code is 482913'],
   ['payment_secret', 'use payment token tok_1NbX2a3b4c5d6e7f8g9h'],
   ['payment_secret', 'key sk_live_abcdefghijklmnop1234'],

@@ -172,6 +172,18 @@ for (const target of testDatabaseTargets()) {
       assert.equal(blocked.body.detections[0].confidence_explanation.pattern_active, false);
     });
 
+    test('a blocklist hit inside a longer secret redacts the whole secret in redacted_text', async (t) => {
+      const { app } = await buildGuard(t, target);
+      const key = 'sk-proj-Rk7TqW2mZp9Lx4Vb8Nc3q8w9e0r1t2y3u4i5o6pA';
+      await app.inject({ method: 'POST', url: '/blacklist', payload: { value: 'q8w9' } });
+      const { body } = await detect(app, { text: `export OPENAI_API_KEY=${key}` });
+      assert.equal(body.redacted_text, 'export OPENAI_API_KEY=[BLOCKLIST]');
+      assert.deepEqual(
+        body.detections.map((d: { type: string; value: string }) => [d.type, d.value]),
+        [['BLOCKLIST', key]],
+      );
+    });
+
     test('rid is optional; a malformed one is a 400; text is required', async (t) => {
       const { app } = await buildGuard(t, target);
       assert.equal((await detect(app, { text: 'x', rid: 'req-1' })).status, 200);

@@ -230,7 +230,11 @@ describe('decide', () => {
       decision.detections.map((x) => x.type),
       ['SHORT'],
     );
-    assert.equal(decision.redactedText, '[SHORT]efghij');
+    assert.equal(decision.redactedText, '[SHORT]', 'the winner covers the union of both detections');
+    assert.deepEqual(
+      decision.detections.map((x) => [x.start, x.end, x.value]),
+      [[0, 10, text]],
+    );
     const tie = [
       candidate({ type: 'SHORT', start: 2, end: 4, value: 'cd' }),
       candidate({ type: 'LONG', start: 0, end: 10, value: text }),
@@ -239,6 +243,41 @@ describe('decide', () => {
       d.decide(text, tie, localAiScores(tie)).detections.map((x) => x.type),
       ['LONG'],
     );
+  });
+
+  test('a blocklist hit inside a longer secret redacts the whole secret (the union of every detection)', () => {
+    const key = 'sk-proj-Rk7TqW2mZp9Lx4Vb8Nc3q8w9e0r1t2y3u4i5o6pA';
+    const d = engine({ blocklist: ['q8w9'] });
+    const text = `use ${key} today`;
+    const candidates = d.scan(text);
+    assert.deepEqual(
+      candidates.map((c) => [c.type, c.value]),
+      [['BLOCKLIST', key]],
+      'scan hands the widened span to the AI scorer and to decide',
+    );
+    const decision = d.decide(text, candidates, localAiScores(candidates));
+    assert.equal(decision.redactedText, 'use [BLOCKLIST] today');
+    assert.equal(decision.blockedBy, 'BLOCKLIST');
+  });
+
+  test('overlap chains: kept spans grow over every dropped detection; candidates below the allow threshold do not', () => {
+    const d = engine();
+    const text = 'aaaa-bbbb-cccc-dddd';
+    const cands = [
+      candidate({ type: 'LEFT', start: 0, end: 4, value: 'aaaa', regexScore: 0.9, localAiScore: 0.9 }),
+      candidate({ type: 'MIDDLE', start: 2, end: 12, value: text.slice(2, 12), regexScore: 0.5, localAiScore: 0.5 }),
+      candidate({ type: 'RIGHT', start: 10, end: 14, value: 'cccc', regexScore: 0.9, localAiScore: 0.9 }),
+      candidate({ type: 'WEAK', start: 13, end: 19, value: text.slice(13), regexScore: 0.1, localAiScore: 0.1 }),
+    ];
+    const decision = d.decide(text, cands, localAiScores(cands));
+    assert.deepEqual(
+      decision.detections.map((x) => [x.type, x.start, x.end]),
+      [
+        ['LEFT', 0, 10],
+        ['RIGHT', 10, 14],
+      ],
+    );
+    assert.equal(decision.redactedText, '[LEFT][RIGHT]-dddd');
   });
 
   test('scan resolves overlaps before returning candidates', () => {

@@ -214,6 +214,26 @@ describe('gateway: non-streaming chat completions', () => {
     assert.equal(response.headers.get('x-gw-warning'), null);
   });
 
+  test('GATEWAY_BLOCK_MODE=MASK: a blocklist hit inside a longer secret masks the whole secret, upstream and for the AI scorer', async (t) => {
+    const key = 'sk-proj-Rk7TqW2mZp9Lx4Vb8Nc3q8w9e0r1t2y3u4i5o6pA';
+    const upstream = await startChatUpstream(t, () => ({ json: completionOf('ok') }));
+    const { client, app } = await startGateway(t, upstream.url, { GATEWAY_BLOCK_MODE: 'MASK' });
+    const listed = await app.inject({ method: 'POST', url: '/blacklist', payload: { value: 'q8w9' } });
+    assert.equal(listed.statusCode, 201);
+    const { data } = await client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: `key ${key} for ${EMAIL}` }] })
+      .withResponse();
+    const sent = upstream.calls.map((c) => JSON.stringify(c.body)).join('\n');
+    for (const part of [key.slice(0, 12), key.slice(12, 27), key.slice(31)]) {
+      assert.equal(sent.includes(part), false, `no part of the key goes upstream (${part.length} chars)`);
+    }
+    assert.match(
+      upstream.calls.at(-1)!.body.messages[0].content,
+      /^key \[LLM-GW-\d+_BLOCKLIST_1\] for \[LLM-GW-\d+_EMAIL_1\]$/,
+    );
+    assert.equal((data as any).gw_meta.input[0].blocked, true);
+  });
+
   test('GATEWAY_BLOCK_MODE=WARN behaves like MASK and adds X-GW-Warning', async (t) => {
     const upstream = await startChatUpstream(t, () => ({ json: completionOf('ok') }));
     const { client } = await startGateway(t, upstream.url, { GATEWAY_BLOCK_MODE: 'WARN' });

@@ -31,12 +31,6 @@ const GUARD_TYPES: Record<string, SensitiveCategory> = {
 // Rules guard's library does not cover, written for linear time (bounded gaps, no nested quantifiers).
 const RULES: { category: SensitiveCategory; pattern: RegExp; profiles: ScanProfile[] }[] = [
   {
-    category: 'card_verification_code',
-    pattern:
-      /\b(?:cvv2?|cvc2?|cvn|csc|cid|card\s+(?:security|verification)\s+(?:code|value|number)|security\s+code)\b[^0-9\n]{0,20}\d{3,4}\b/i,
-    profiles: ['conversation', 'stored'],
-  },
-  {
     category: 'payment_secret',
     pattern:
       /\b(?:otp|one[- ]?time\s+(?:pass(?:word|code)?|code|pin)|3-?d\s?secure(?:\s+code)?|verification\s+code|sms\s+code|auth(?:entication|orization)?\s+code|card\s+pin|pin(?:\s+(?:code|number))?)\b[^0-9\n]{0,20}\d{4,8}\b/i,
@@ -59,6 +53,54 @@ const RULES: { category: SensitiveCategory; pattern: RegExp; profiles: ScanProfi
     profiles: ['conversation', 'stored'],
   },
 ];
+
+// Card verification codes: a code word, and a 3-4 digit code in the same sentence after it ("the security code CVV
+// on the back of my card is 737") or right before it with a linking word ("737 is my CVV", "737 (cvc)").
+const CARD_CODE_WORD = new RegExp(
+  [
+    '\\b(?:cvv2?|cvc2?|cvn2?|cav2|cvd|csc|cid|c\\.v\\.[vc]\\.?',
+    'card\\s+(?:security|verification|validation|check|identification)\\s+(?:code|value|number|digits)',
+    'card\\s+code|security\\s+(?:code|digits)|verification\\s+(?:value|digits)',
+    '(?:three|four|3|4)[- ]digit\\s+(?:security\\s+|verification\\s+)?(?:code|number)',
+    '(?:digits|numbers|code)\\s+(?:printed\\s+)?on\\s+the\\s+back|back\\s+of\\s+(?:my|the|your|this)\\s+(?:credit\\s+|debit\\s+)?card',
+    'c[óo]digo\\s+de\\s+segur(?:idad|an[cç]a)|code\\s+de\\s+s[ée]curit[ée]|cryptogramme|kartenpr[üu]f(?:nummer|ziffer)|pr[üu]fziffer',
+    'sicherheitscode|codice\\s+di\\s+sicurezza|beveiligingscode)\\b',
+  ].join('|'),
+  'giu',
+);
+// A standalone code: 3-4 digits (or single digits spaced out), not part of a longer number, date, price or amount.
+const CARD_CODE_VALUE =
+  /(?<![\p{L}\p{N}$€£#])(?<!\p{N}[.,/:-])(?:\d{3,4}|\d(?: \d){2,3})(?![\p{L}\p{N}]|[ .,/:-]\d|\s*(?:%|percent\b|(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|seconds?|secs?|ms|pages?|lines?|files?|items?|users?|people|customers?|orders?|times|digits?|characters?|chars|bytes|[kmg]b|dollars?|euros?|usd|eur|gbp|px|errors?|requests?|attempts?|steps?|words?)\b))/gu;
+// Words right before a number that make it something else (an order number, a year, a version, an amount).
+const NOT_A_CODE_BEFORE =
+  /(?:\b(?:order|invoice|ticket|case|room|page|version|ver|v|error|status|line|chapter|step|item|no|nr|number|ending(?:\s+in)?|last\s+(?:four|4)(?:\s+digits)?|in|since|until|by|from|year|before|after|at|over|under|about|around|only|just)\s*[:#]?\s*|\bv)$/iu;
+const SENTENCE_END = /[.!?\n;]\s/u;
+const LINK_BEFORE_WORD =
+  /^\s*(?:\(|\[|-|–|=|:|,)?\s*(?:(?:is|was|are|as)\s+)?(?:(?:my|the|our|his|her|their|its|your|a)\s+)?(?:card'?s\s+)?$/iu;
+
+/** True when a 3-4 digit card verification code is given near a code word, in either order. */
+function mentionsCardCode(text: string): boolean {
+  CARD_CODE_WORD.lastIndex = 0;
+  for (let word = CARD_CODE_WORD.exec(text); word; word = CARD_CODE_WORD.exec(text)) {
+    // After the word, within the same sentence.
+    let after = text.slice(word.index + word[0].length, word.index + word[0].length + 90);
+    const stop = SENTENCE_END.exec(after);
+    if (stop) after = after.slice(0, stop.index);
+    CARD_CODE_VALUE.lastIndex = 0;
+    for (let v = CARD_CODE_VALUE.exec(after); v; v = CARD_CODE_VALUE.exec(after)) {
+      if (!NOT_A_CODE_BEFORE.test(after.slice(Math.max(0, v.index - 24), v.index))) return true;
+    }
+    // Before the word, joined to it by at most a linking phrase ("737 is my CVV", "737 (cvc)").
+    const before = text.slice(Math.max(0, word.index - 40), word.index);
+    CARD_CODE_VALUE.lastIndex = 0;
+    for (let v = CARD_CODE_VALUE.exec(before); v; v = CARD_CODE_VALUE.exec(before)) {
+      const link = before.slice(v.index + v[0].length);
+      const lead = before.slice(Math.max(0, v.index - 24), v.index);
+      if (LINK_BEFORE_WORD.test(link) && !NOT_A_CODE_BEFORE.test(lead)) return true;
+    }
+  }
+  return false;
+}
 
 const STREET = new RegExp(
   [
@@ -109,6 +151,7 @@ export function createSensitiveDataScanner(): SensitiveDataScanner {
       const category = GUARD_TYPES[detection.type];
       if (category && Number(detection.confidence_score) >= 0.6) return category;
     }
+    if (mentionsCardCode(text)) return 'card_verification_code';
     for (const rule of RULES) if (rule.profiles.includes(profile) && rule.pattern.test(text)) return rule.category;
     if (profile === 'conversation' && STREET.test(text) && POSTAL.test(text)) return 'full_address';
     return undefined;

@@ -53,6 +53,7 @@ const KEY_TAILS = new Set(
     'token',
     'credentials',
     'credential',
+    'creds',
     'auth',
     'authorization',
     'apikey',
@@ -80,7 +81,23 @@ function mayBeKey(t: string, i: number, j: number): boolean {
   let k = j + 1;
   c = t.charCodeAt(k);
   while (k < j + 4 && (c === 32 || c === 9)) c = t.charCodeAt(++k);
-  return c === 61 || c === 58 || c === 34 || c === 39;
+  return c === 61 || c === 58 || c === 34 || c === 39 || compoundOperatorAt(t, k);
+}
+
+/** `?=`, `.=`, `+=` (Make, PHP, shell) or a Go type before `=` (`string =`) at k. */
+function compoundOperatorAt(t: string, k: number): boolean {
+  const c = t.charCodeAt(k);
+  if (c === 63 || c === 46 || c === 43) return t.charCodeAt(k + 1) === 61;
+  return (c === 115 || c === 83) && t.startsWith('tring', k + 1) && /^\s*=[^=]/.test(t.slice(k + 6, k + 10));
+}
+
+/** Key names with a secret word inside rather than at the end (mySecretString, api_token_2, todo_secret_x). */
+function hasInnerSecretWord(t: string, i: number, j: number): boolean {
+  return (
+    j - i >= 6 &&
+    j - i <= 64 &&
+    /secret|apikey|api_key|apitoken|api_token|accesstoken|access_token/i.test(t.slice(i, j))
+  );
 }
 
 /**
@@ -88,7 +105,25 @@ function mayBeKey(t: string, i: number, j: number): boolean {
  * AIza, gh?_, github_pat_, glpat-, sk-, rk_, xox?-, xapp-, eyJ, npm_, pypi-, GOCSPX-).
  */
 const SECRET_START = new Uint8Array(128 * 128);
-for (const p of ['AK', 'AS', 'AI', 'gh', 'gi', 'gl', 'sk', 'rk', 'xo', 'xa', 'ey', 'np', 'py', 'GO']) {
+for (const p of [
+  'AK',
+  'AS',
+  'AB',
+  'AC',
+  'A3',
+  'AI',
+  'gh',
+  'gi',
+  'gl',
+  'sk',
+  'rk',
+  'xo',
+  'xa',
+  'ey',
+  'np',
+  'py',
+  'GO',
+]) {
   SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
 }
 /**
@@ -116,7 +151,7 @@ function isPlainWord(t: string, i: number, j: number, c0: number): boolean {
   let k = j + 1;
   let c = t.charCodeAt(k);
   while (k < j + 4 && (c === 32 || c === 9)) c = t.charCodeAt(++k);
-  return !(c === 61 || c === 58 || c === 34 || c === 39);
+  return !(c === 61 || c === 58 || c === 34 || c === 39 || compoundOperatorAt(t, k));
 }
 
 /**
@@ -263,11 +298,22 @@ function onKeyword(st: ScanState, i: number, j: number): number {
   let assignmentSeen = false;
   if (sel.password && mayBeKey(t, i, j)) {
     const len = j - i;
-    if (len >= 3 ? KEY_TAILS.has(tail3(t, j)) : len === 2 ? isShortKey(t, i) : isCliFlag(t, i)) {
+    if (
+      len >= 3
+        ? KEY_TAILS.has(tail3(t, j)) || hasInnerSecretWord(t, i, j)
+        : len === 2
+          ? isShortKey(t, i)
+          : isCliFlag(t, i)
+    ) {
       r = len === 1 ? scanCliCredential(st, i, j) : scanAssignment(st, i, j);
       if (r > 0) return r;
       assignmentSeen = r === ASSIGNMENT_REJECTED;
     }
+  }
+  // curl --user name:password
+  if (sel.password && j - i === 4 && i >= 2 && t.startsWith('--user', i - 2) && t.charCodeAt(j) === 32) {
+    r = scanCliCredential(st, i, j);
+    if (r > 0) return r;
   }
   // Only words whose first and last letters and length match a trigger word get hashed and looked up.
   const len = j - i;

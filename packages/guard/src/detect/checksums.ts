@@ -41,6 +41,8 @@ export function cardSchemeFits(digits: string, length = digits.length): boolean 
       return false;
     case 6:
       return n >= 16 && n <= 19;
+    case 1:
+      return n === 15; // UATP (airline travel cards)
     default:
       return false;
   }

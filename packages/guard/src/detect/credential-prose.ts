@@ -5,7 +5,7 @@ import { isAlnum, isWordCode } from './chars.ts';
 import { emitValue, keyKind, looksLikeUrlOrPath, PASSWORD, STRONG_SECRET } from './password-detectors.ts';
 import type { ScanState } from './scan-state.ts';
 import { knownSecretPrefixAt } from './secret-detectors.ts';
-import { isPlaceholderValue, lexicon, polarityBefore } from './text-features.ts';
+import { isHex, isPlaceholderValue, isUuid, lexicon, polarityBefore } from './text-features.ts';
 
 /** Words after which `user / password` is a credential pair. */
 export const LOGIN_WORDS = [
@@ -216,6 +216,9 @@ export function scanSecretMention(st: ScanState, s: number, e: number): number {
     if (!readToken(t, v)) return -1;
     const { start, end, quoted } = token;
     if (knownSecretPrefixAt(t, start) || !looksGenerated(t, start, end)) return -1;
+    // Ids and digests named in prose ("idempotency key", "…, value: <uuid>") are not the secret the word names.
+    const value = t.slice(start, end);
+    if (isUuid(value) || isHex(value)) return -1;
     if (!emitValue(st, STRONG_SECRET, start, end, quoted)) return -1;
     return quoted ? end + 1 : end;
   }

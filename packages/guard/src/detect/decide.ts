@@ -1,5 +1,5 @@
 // The decision: final scores, allow/mask/block per detection, the request's verdict and message, redaction.
-import { pickNonOverlapping } from './overlaps.ts';
+import { pickNonOverlapping, widenCandidate } from './overlaps.ts';
 import { finalScore, formatScore } from './scoring.ts';
 import type { AiScore, Candidate, Decision, Detection, EngineSettings, PlaceholderFor } from './types.ts';
 
@@ -58,7 +58,7 @@ export function decideCandidates(
     if (final < allow) continue;
     reported.push({ c, final, ai, source: given === undefined ? 'LOCAL' : given.source, blocking: final >= block });
   }
-  const kept = nonOverlapping(reported);
+  const kept = nonOverlapping(text, reported);
 
   const detections: Detection[] = [];
   const breakdown: Record<string, number> = {};
@@ -135,12 +135,21 @@ export function decideCandidates(
 
 const SCORE_ONE = '1.00';
 
-/** Reported detections in text order without overlaps (blocklist first, then higher final, then longer). */
-function nonOverlapping(reported: Reported[]): Reported[] {
+/**
+ * Reported detections in text order without overlaps (blocklist first, then higher final, then longer); the
+ * kept ones widened to cover every reported detection they overlap, so nothing detected is left in clear.
+ */
+function nonOverlapping(text: string, reported: Reported[]): Reported[] {
   let inOrder = true;
   for (let i = 1; i < reported.length && inOrder; i++) inOrder = reported[i].c.start >= reported[i - 1].c.end;
   if (inOrder) return reported;
   return pickNonOverlapping(
-    reported.map((r) => ({ item: r, start: r.c.start, end: r.c.end, rank: r.c.blocklisted ? 2 : r.final })),
-  );
+    reported.map((r) => ({
+      item: r,
+      start: r.c.start,
+      end: r.c.end,
+      rank: r.c.blocklisted ? 2 : r.final,
+      counts: true,
+    })),
+  ).map((k) => ({ ...k.item, c: widenCandidate(text, k.item.c, k.start, k.end) }));
 }

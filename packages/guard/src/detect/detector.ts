@@ -68,7 +68,7 @@ export function compileDetector(input: EngineInput): Detector {
         checkDeadline(deadline);
         blocklist.findAll(text, candidates, deadline);
       }
-      return resolveOverlaps(candidates);
+      return resolveOverlaps(text, candidates, config.settings.allowThreshold);
     },
     decide(text, candidates, aiScores, placeholderFor) {
       return decideCandidates(config, text, candidates, aiScores, placeholderFor);

@@ -134,6 +134,8 @@ export function scanEmail(st: ScanState, at: number): number {
   while (s > 0 && at - s < 64 && isLocalChar(t.charCodeAt(s - 1))) s--;
   while (s < at && (t.charCodeAt(s) === 46 || t.charCodeAt(s) === 45)) s++;
   if (s === at || t.charCodeAt(at - 1) === 46) return -1;
+  // https://ghp_…@github.com/x: the user part of a URL's authority, not a mailbox.
+  if (s >= 3 && t.charCodeAt(s - 1) === 47 && t.charCodeAt(s - 2) === 47 && t.charCodeAt(s - 3) === 58) return -1;
   // An accented Latin letter before the local part makes it an internationalized one we do not cut in two; a
   // letter of another script is a separator (`メールはnakamura_sota@…`).
   if (s > 0 && isLatinWordCode(t.charCodeAt(s - 1))) return -1;

@@ -64,12 +64,38 @@ export function scanIpv6(st: ScanState, start: number): number {
     } else if (isHexCode(t.charCodeAt(j + 1))) j++;
     else break;
   }
-  if (compressed ? groups > 7 || groups === 0 : groups !== 8) return -1;
-  if (!sawDigit) return -1;
-  const after = j < n ? t.charCodeAt(j) : 32;
-  if (isAsciiWordCode(after) && after !== 95) return -1;
-  if (!st.sel.ip) return j;
+  // `::` alone is the unspecified address (`src=::`, `:: /0`), written between blanks or delimiters.
+  const unspecified =
+    compressed &&
+    groups === 0 &&
+    j === start + 2 &&
+    (start === 0 || (!isAsciiWordCode(t.charCodeAt(start - 1)) && t.charCodeAt(start - 1) !== 58));
+  if (!unspecified && (compressed ? groups > 7 || groups === 0 : groups !== 8)) return -1;
+  if (!sawDigit && !unspecified) return -1;
+  // A zone index (fe80::1%eth0) and a prefix length (::1/128) belong to the address.
+  const full = ipSuffixEnd(t, j, 128, true);
+  const after = full < n ? t.charCodeAt(full) : 32;
+  if ((isAsciiWordCode(after) && after !== 95) || (unspecified && after === 58)) return -1;
+  if (!st.sel.ip) return full;
   const ctx = ipContext(st, start, j);
-  st.emit('IP_ADDRESS', start, j, evidence({ valid: true, context: ctx, strength: 0.9 }));
-  return j;
+  st.emit('IP_ADDRESS', start, full, evidence({ valid: true, context: ctx, strength: unspecified ? 0.6 : 0.9 }));
+  return full;
+}
+
+/** End of an address's `%zone` (IPv6 only) and `/prefix` (at most `maxPrefix`) suffixes after `j`, or `j`. */
+export function ipSuffixEnd(t: string, j: number, maxPrefix: number, zone: boolean): number {
+  let k = j;
+  if (zone && t.charCodeAt(k) === 37) {
+    let z = k + 1;
+    while (z < t.length && z - k < 16 && (isAsciiWordCode(t.charCodeAt(z)) || t.charCodeAt(z) === 46)) z++;
+    if (z > k + 1) k = z;
+  }
+  if (t.charCodeAt(k) === 47 && isDigit(t.charCodeAt(k + 1))) {
+    let p = k + 1;
+    let v = 0;
+    while (p < t.length && p - k <= 3 && isDigit(t.charCodeAt(p))) v = v * 10 + t.charCodeAt(p++) - 48;
+    if (v <= maxPrefix && !isDigit(t.charCodeAt(p)) && !isAsciiWordCode(t.charCodeAt(p)) && t.charCodeAt(p) !== 47)
+      k = p;
+  }
+  return k;
 }

@@ -1,6 +1,7 @@
 // Detectors triggered by digits, `+` or `(`: payment cards, SSNs, phone numbers, IPv4 (and IPv6 via ip-detectors).
 import { isAlnum, isAsciiWordCode, isDigit, WORD_TABLE } from './chars.ts';
 import { cardSchemeFits, ssnValid } from './checksums.ts';
+import { ipSuffixEnd } from './ip-detectors.ts';
 import {
   internationalVerdict,
   isPlausibleChinaMobile,
@@ -553,11 +554,19 @@ export function scanNumberRun(st: ScanState, start: number): number {
     j = k;
   }
   const end = j;
-  if (groups >= MAX_GROUPS || digits > 24) return skipRun(st, end);
+  if (groups >= MAX_GROUPS || digits > 24) {
+    // Several cards on one line (4012888888881881 4012-8888-8888-1881 …): a leading card is taken on its own and
+    // the walk resumes after it.
+    const card = leadingCard(st, start, hasPlus || openParen);
+    return card > 0 ? card : skipRun(st, end);
+  }
   // Right boundary: part of an identifier (123abc), an e-mail local part (123@x) or a longer dotted run. A
   // non-ASCII letter ends the number (`4686 3123 6065 5932で`).
   const after = end < n ? t.charCodeAt(end) : 32;
-  if (isAsciiWordCode(after) || after === 64) return skipRun(st, end);
+  // 192.168.2.1@eth0: an address on an interface, not an e-mail's local part.
+  const onInterface =
+    after === 64 && sepUnion === DOT && groups === 4 && /^@[a-z]{2,6}\d{0,3}\b/.test(t.slice(end, end + 12));
+  if (isAsciiWordCode(after) || (after === 64 && !onInterface)) return skipRun(st, end);
   const afterColonDigit = after === 58 && end + 1 < n && isDigit(t.charCodeAt(end + 1));
 
   if (!hasPlus && !openParen && sepUnion === DOT) {
@@ -703,14 +712,17 @@ function scanIpv4(st: ScanState, start: number, end: number): number {
   const g2 = Number(t.slice(groupStart[2], groupEnd[2]));
   const g3 = Number(t.slice(groupStart[3], groupEnd[3]));
   const versionShaped =
-    (groupLen(0) === 1 && g1 <= 20 && g2 <= 40) || (g0 <= 30 && g0 !== 10 && g1 <= 20 && g2 <= 20 && g3 <= 20);
+    value !== '0.0.0.0' &&
+    ((groupLen(0) === 1 && g1 <= 20 && g2 <= 40) || (g0 <= 30 && g0 !== 10 && g1 <= 20 && g2 <= 20 && g3 <= 20));
+  // A prefix length (10.0.0.0/8) belongs to the address.
+  const full = ipSuffixEnd(t, end, 32, false);
   st.emit(
     'IP_ADDRESS',
     start,
-    end,
+    full,
     evidence({ valid: true, context: ctx, strength: 0.8, ambiguity: versionShaped ? 0.4 : 0 }),
   );
-  return end;
+  return full;
 }
 
 /**
@@ -750,6 +762,25 @@ function isOutlineNumber(st: ScanState, start: number, end: number): boolean {
   return polarityAfter(t, end, 24, IP_LEX) <= 0;
 }
 
+/**
+ * The first groups of an over-long run that make a card by themselves (13-19 digits, one kind of separator,
+ * scheme and Luhn): emits it and returns its end, or -1.
+ */
+function leadingCard(st: ScanState, start: number, prefixed: boolean): number {
+  if (prefixed || !st.sel.card) return -1;
+  let digits = 0;
+  for (let g = 0; g < MAX_GROUPS - 1; g++) {
+    if (g > 0 && (sepBefore[g] !== sepBefore[1] || (sepBefore[g] & ~(SPACE | DASH)) !== 0)) return -1;
+    digits += groupLen(g);
+    if (digits > 19) return -1;
+    if (digits >= 13 && luhnGroups(st.text, g + 1)) {
+      const r = scanCard(st, start, groupEnd[g], g + 1, digits);
+      if (r > 0 && st.out.length > 0 && st.out[st.out.length - 1].end === groupEnd[g]) return r;
+    }
+  }
+  return -1;
+}
+
 function scanCard(st: ScanState, start: number, end: number, groups: number, digitCount: number): number {
   if (groups > 1) {
     for (let k = 0; k < groups - 1; k++) if (groupLen(k) < 3 || groupLen(k) > 6) return -1;
@@ -761,7 +792,8 @@ function scanCard(st: ScanState, start: number, end: number, groups: number, dig
   if (!cardSchemeFits(prefix, digitCount)) return -1;
   if (!st.sel.card) return end;
   const valid = luhnGroups(t, groups);
-  if (!valid && digitCount !== 15 && digitCount !== 16) return end;
+  // UATP numbers (1…, 15 digits) share their shape with many ids: only a valid check digit makes one a card.
+  if (!valid && (t.charCodeAt(s0) === 49 || (digitCount !== 15 && digitCount !== 16))) return end;
   const grouped = groups === 1 || (groups === 4 && groupLen(0) === 4) || (groups === 3 && groupLen(1) === 6);
   const ctx = polarityBefore(st.text, start, 40, CARD_LEX);
   st.emit('CREDIT_CARD', start, end, evidence({ valid, context: ctx, strength: grouped ? 1 : 0.7 }));

@@ -74,6 +74,7 @@ const STRONG_SUFFIXES = [
   'privatekey',
   'accesskey',
   'licensekey',
+  'creds',
 ];
 const WEAK_SUFFIXES = ['token', 'key', 'auth', 'authorization'];
 const NOT_SECRET_SUFFIXES = [
@@ -104,6 +105,10 @@ const NOT_SECRET_SUFFIXES = [
   'sshpublickey',
   'csrftoken',
   'xsrftoken',
+  'authenticitytoken',
+  'schemakey',
+  'bucketkey',
+  'publictoken',
   'pagetoken',
   'nexttoken',
   'nextpagetoken',
@@ -156,13 +161,22 @@ export function keyKind(fullKey: string): number {
 }
 
 function classifyKey(fullKey: string): number {
-  const k = fullKey.toLowerCase().replace(/[-_.\s]/g, '');
+  // A numbered key is the same key (api_token_2, SECRET1).
+  const k = fullKey
+    .toLowerCase()
+    .replace(/[-_.\s]/g, '')
+    .replace(/\d+$/, '');
   if (k.length === 0) return 0;
+  // publicKey, publishable_key, public_token: published on purpose.
+  if (k.startsWith('public') || k.startsWith('publishable')) return 0;
   for (const s of NOT_SECRET_SUFFIXES) if (k.endsWith(s)) return 0;
   for (const s of PASSWORD_SUFFIXES) if (k.endsWith(s)) return PASSWORD;
   if (k.endsWith('pass') || k === 'pw' || k.endsWith('dbpw')) return PASSWORD;
   for (const s of STRONG_SUFFIXES) if (k.endsWith(s)) return STRONG_SECRET;
   for (const s of WEAK_SUFFIXES) if (k.endsWith(s)) return WEAK_SECRET;
+  // mySecretString, todo_secret_do_not_commit, api_token_value: a secret word inside the name; the value must
+  // then look generated like any token's (three character classes, entropy).
+  if (/secret(?!s)|apikey|apitoken|accesstoken|authtoken/.test(k)) return WEAK_SECRET;
   return 0;
 }
 
@@ -221,6 +235,8 @@ function readValue(t: string, k: number): boolean {
     // Unquoted values end at whitespace and at the delimiters of the formats they sit in (JSON, query strings,
     // connection strings, XML, markdown), and where CJK text or full-width punctuation resumes (…：Marble94です).
     if (c <= 32 || c === 44 || c === 59 || c === 34 || c === 39 || c === 96 || c === 60 || c >= 0x2e80) break;
+    // An escaped line break or tab inside a string literal ends the line the value is on (`KEY=v\nNEXT=1`).
+    if (c === 92 && (t.charCodeAt(j + 1) === 110 || t.charCodeAt(j + 1) === 114 || t.charCodeAt(j + 1) === 116)) break;
     // `&` ends a value only where a query string goes on (`&next=`); inside a password it is a character.
     if (c === 38 && /^&[A-Za-z_][\w.-]*=/.test(t.slice(j, j + 40))) break;
     if (c === 41 || c === 93 || c === 125 || c === 62 || c === 124) break;
@@ -240,7 +256,7 @@ function readValue(t: string, k: number): boolean {
   return j > s;
 }
 
-const AUTH_SCHEMES = ['bearer', 'basic', 'token', 'bot', 'digest', 'apikey'];
+const AUTH_SCHEMES = ['bearer', 'basic', 'token', 'bot', 'digest', 'apikey', 'api-token', 'api-key', 'sso-key'];
 
 /** Length of an HTTP auth scheme word (with its blank) at the start of a value, or 0. */
 function authSchemeLength(t: string, start: number, end: number): number {
@@ -263,6 +279,8 @@ function looksLikeDigest(v: string): boolean {
 /** Values that are code, not secrets: identifiers, member chains, calls, booleans, numbers. */
 function looksLikeCode(v: string): boolean {
   if (v.includes('(') || v.includes('${') || v.startsWith('@') || v.startsWith('#')) return true;
+  // A struct or object literal: pkg.Type{Field
+  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\{/.test(v)) return true;
   if (/^-?\d+(?:\.\d+)?$/.test(v)) return true;
   // Member chains are code when they start at a well-known object or end at a key name (req.body.password);
   // "cobalt.copper.violet" in a .env file is a passphrase.
@@ -297,9 +315,16 @@ function hasLower(v: string): boolean {
 }
 
 /** Decides whether `v` (the value of a key of `kind`) is reported, and emits it. */
-export function emitValue(st: ScanState, kind: number, start: number, end: number, quoted: boolean): boolean {
+export function emitValue(
+  st: ScanState,
+  kind: number,
+  start: number,
+  end: number,
+  quoted: boolean,
+  credential = false,
+): boolean {
   const v = st.text.slice(start, end);
-  if (v.length < 4 || v.length > 256) return false;
+  if (v.length < 4 || v.length > (credential ? 2048 : 256)) return false;
   if (knownSecretPrefixAt(st.text, start)) return false;
   // "email/password: jane@example.org / …": an e-mail address is the user, left to the e-mail detector.
   if (v.includes('@') && /^[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/.test(v)) return false;
@@ -320,15 +345,25 @@ export function emitValue(st: ScanState, kind: number, start: number, end: numbe
     st.emit('GENERIC_PASSWORD', start, end, evidence({ valid: true, context: 1, strength: passwordStrength(v) }));
     return true;
   }
+  // A request header's credential or an API key's value: UUIDs and hex strings are how many services issue keys.
+  if (
+    (credential || kind === STRONG_SECRET) &&
+    (isUuid(v) || (isHex(v) && v.length >= (credential ? 16 : 24) && !/^\d+$/.test(v)))
+  ) {
+    st.emit('GENERIC_PASSWORD', start, end, evidence({ valid: null, context: 1, strength: 0.8 }), -0.04);
+    return true;
+  }
   // Secret-like keys: the value must look generated, not like an id, a hash, a name or a setting path.
   if (isUuid(v) || isHex(v) || looksLikeDigest(v) || /^[\d\s:./-]+$/.test(v)) return false;
+  // Artifact coordinates and versioned names (jjwt-jackson-0.11.2, SalesResults-1.2).
+  if (/[-_.]v?\d+(?:\.\d+)+$/.test(v)) return false;
   if (/^[A-Za-z][A-Za-z:._/-]*$/.test(v) || /^v?\d+(?:\.\d+)+(?:[-+][\w.]+)?$/.test(v)) return false;
   // Generated secrets have no blanks and mix cases; SKUs, prices and reference numbers do not.
   if (/\s/.test(v) || !hasLower(v)) return false;
   // Entropy cannot exceed log2(length): short values are held to what their length allows.
   const h = shannonEntropy(v);
   const minEntropy = Math.min(2.8, Math.log2(v.length) - 0.7);
-  if (kind === STRONG_SECRET) {
+  if (kind === STRONG_SECRET || credential) {
     if (v.length < 8 || classes < 2 || h < minEntropy) return false;
   } else {
     if (v.length < 8 || classes < 3 || h < minEntropy) return false;
@@ -536,14 +571,28 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
     c = t.charCodeAt(k);
   }
   let flag = false;
+  // Go's typed declaration: var apiToken string = "…"
+  if (!xml && c !== 61 && c !== 58 && k > afterKey && isTypeWordThenEquals(t, k)) {
+    while (k < n && t.charCodeAt(k) !== 61) k++;
+    c = 61;
+  }
   if (xml) {
-    // value starts right after the start tag
+    // value starts right after the start tag, after any blank lines and indentation
+    const ws = k;
+    while (k < n && k - ws < 64 && t.charCodeAt(k) <= 32) k++;
   } else if (c === 61) {
     if (t.charCodeAt(k + 1) === 61) return -1;
     k += t.charCodeAt(k + 1) === 62 ? 2 : 1;
   } else if (c === 58) {
-    if (t.charCodeAt(k + 1) === 58) return -1;
-    k += t.charCodeAt(k + 1) === 61 ? 2 : 1;
+    // key: value, key := value, key ::= value, key :::= value (Make), but not a C++/Ruby scope (a::b)
+    let colons = 1;
+    while (colons < 3 && t.charCodeAt(k + colons) === 58) colons++;
+    if (colons > 1 && t.charCodeAt(k + colons) !== 61) return -1;
+    k += colons + (t.charCodeAt(k + colons) === 61 ? 1 : 0);
+  } else if ((c === 63 || c === 46 || c === 43) && t.charCodeAt(k + 1) === 61) {
+    k += 2; // ?= (Make), .= (PHP), += (shell, Make)
+  } else if (c === 44 && afterKey > e && quotedArgumentFollows(t, k + 1)) {
+    k++; // System.setProperty("API_TOKEN", "…"), getenv("SECRET", "…"): the string after a quoted key
   } else if (c === 0xff1a || c === 0xff1d) {
     k++;
   } else if (k > afterKey && isFlagName(t, s)) {
@@ -598,9 +647,43 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
     }
     if (start >= end) return ASSIGNMENT_REJECTED;
   }
-  if (xml && t.charCodeAt(end) !== 60) return ASSIGNMENT_REJECTED;
-  if (!emitValue(st, kind, start, end, quoted || xml)) return ASSIGNMENT_REJECTED;
+  if (xml) {
+    let close = end;
+    while (close < n && close - end < 64 && t.charCodeAt(close) <= 32) close++;
+    if (t.charCodeAt(close) !== 60) return ASSIGNMENT_REJECTED;
+  }
+  // A request header (curl -H "Authorization: …", "X-Api-Key: …") or an auth scheme: the value is a credential.
+  const credential = scheme > 0 || inHeaderArgument(t, ks);
+  if (!emitValue(st, kind, start, end, quoted || xml, credential)) return ASSIGNMENT_REJECTED;
   return quoted ? end + 1 : end;
+}
+
+/** ` string = `, ` String = ` after a key: a type name between the key and `=` (Go's `var key string = "…"`). */
+function isTypeWordThenEquals(t: string, k: number): boolean {
+  let j = k;
+  while (j < t.length && j - k < 16 && /[A-Za-z0-9_[\]*]/.test(t[j])) j++;
+  if (j === k) return false;
+  const word = t.slice(k, j).toLowerCase();
+  if (word !== 'string' && word !== 'str' && word !== '[]byte' && word !== '*string') return false;
+  while (j < t.length && t.charCodeAt(j) === 32) j++;
+  return t.charCodeAt(j) === 61 && t.charCodeAt(j + 1) !== 61;
+}
+
+/** True when a quoted string follows (after blanks) at `k`: the value argument after a quoted key. */
+function quotedArgumentFollows(t: string, k: number): boolean {
+  let j = k;
+  while (j < t.length && j - k < 4 && t.charCodeAt(j) === 32) j++;
+  return t.charCodeAt(j) === 34 || t.charCodeAt(j) === 39;
+}
+
+/** True when the key at `ks` opens a request-header argument: `-H "Authorization: …"`, `--header 'X-Api-Key: …'`. */
+function inHeaderArgument(t: string, ks: number): boolean {
+  const q = t.charCodeAt(ks - 1);
+  if (q !== 34 && q !== 39) return false;
+  let j = ks - 2;
+  while (j >= 0 && ks - j < 8 && t.charCodeAt(j) === 32) j--;
+  if (t.charCodeAt(j) === 72 && t.charCodeAt(j - 1) === 45) return true; // -H
+  return j >= 7 && t.slice(j - 7, j + 1) === '--header';
 }
 
 /** True when the word before the key word [s, e) (one blank between) makes a non-secret name: `sort key`, `page token`. */

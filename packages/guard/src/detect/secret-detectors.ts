@@ -29,6 +29,7 @@ const ALNUM = charTable(isAlnum);
 const BASE64URL = charTable(isBase64Url);
 const ALNUM_UNDERSCORE = charTable((c) => isAlnum(c) || c === 95);
 const ALNUM_DASH = charTable((c) => isAlnum(c) || c === 45);
+const BASE64_ANY = charTable((c) => isBase64Url(c) || c === 43 || c === 47);
 
 /** End of the run of characters from `table` starting at i (at most `max` long). */
 function runEnd(t: string, i: number, table: Uint8Array, max: number): number {
@@ -61,7 +62,7 @@ export function scanSecretAt(st: ScanState, i: number, c: number): number {
   const t = st.text;
   switch (c) {
     case 65: // A
-      if (t.startsWith('AKIA', i) || t.startsWith('ASIA', i)) return awsKey(st, i);
+      if (isAwsKeyPrefix(t, i)) return awsKey(st, i);
       if (t.startsWith('AIza', i)) return googleKey(st, i);
       return -1;
     case 103: // g
@@ -83,10 +84,11 @@ export function scanSecretAt(st: ScanState, i: number, c: number): number {
       return -1;
     case 120: // x
       if (t.startsWith('xox', i) && t.charCodeAt(i + 4) === 45) return slackToken(st, i);
+      if (t.startsWith('xoxe.xox', i) && t.charCodeAt(i + 9) === 45) return slackToken(st, i);
       if (t.startsWith('xapp-', i)) return slackToken(st, i);
       return -1;
     case 101: // e
-      if (t.charCodeAt(i + 1) === 121 && t.charCodeAt(i + 2) === 74) return jwt(st, i);
+      if (t.charCodeAt(i + 1) === 121 && isAlnum(t.charCodeAt(i + 2))) return jwt(st, i);
       return -1;
     default:
       return -1;
@@ -103,6 +105,14 @@ function prefixedPassword(st: ScanState, i: number, prefix: number, table: Uint8
   const end = runEnd(t, i + prefix, table, 400);
   if (end - i - prefix < minBody || isAlnumUnderscore(t.charCodeAt(end))) return -1;
   return emitSecret(st, 'GENERIC_PASSWORD', i, end, t.slice(i + prefix, end));
+}
+
+/** AWS access key id prefixes: AKIA (long-term), ASIA (temporary), ABIA (STS service bearer), ACCA (context), A3T?. */
+function isAwsKeyPrefix(t: string, i: number): boolean {
+  if (t.charCodeAt(i) !== 65) return false;
+  const b = t.charCodeAt(i + 1);
+  if (b === 51) return t.charCodeAt(i + 2) === 84 && (isUpper(t.charCodeAt(i + 3)) || isDigit(t.charCodeAt(i + 3)));
+  return t.startsWith('AKIA', i) || t.startsWith('ASIA', i) || t.startsWith('ABIA', i) || t.startsWith('ACCA', i);
 }
 
 function awsKey(st: ScanState, i: number): number {
@@ -172,7 +182,7 @@ function skDashKey(st: ScanState, i: number): number {
 
 function stripeKey(st: ScanState, i: number): number {
   const t = st.text;
-  const live = t.startsWith('live_', i + 3);
+  const live = t.startsWith('live_', i + 3) || t.startsWith('prod_', i + 3);
   if (!live && !t.startsWith('test_', i + 3)) return -1;
   if (!st.sel.enabled.has('STRIPE_KEY')) return -1;
   const end = runEnd(t, i + 8, ALNUM, 300);
@@ -190,28 +200,57 @@ function stripeKey(st: ScanState, i: number): number {
   return emitSecret(st, 'STRIPE_KEY', i, end, body, live ? 0 : -0.04);
 }
 
+/**
+ * Slack tokens: xoxb-/xoxp-/xoxa-/xoxr-/xoxs-/xoxo-/xoxe- and xapp-, and the xoxe.xoxb-/xoxe.xoxp- configuration
+ * tokens. Real ones carry numeric team/user ids (at least 8 digits in all) in a body of at least 20 characters;
+ * configuration tokens are over 100; legacy workspace tokens (xoxa-, xoxr-) are 8-48 characters mixing letters and
+ * digits. Shorter or digit-less bodies (xoxb-abcdef-abcdef, xoxp-1-RANDOMSTRING) and
+ * bodies cut off by a mask (…-####) are stand-ins.
+ */
 function slackToken(st: ScanState, i: number): number {
   if (!st.sel.enabled.has('SLACK_TOKEN')) return -1;
   const t = st.text;
-  const end = runEnd(t, i, ALNUM_DASH, 300);
-  const bodyStart = i + 5; // after xoxb- / xapp-
-  if (end - bodyStart < 10) return -1;
+  const config = t.charCodeAt(i + 4) === 46;
+  const bodyStart = config ? i + 10 : i + 5; // after xoxb- / xapp- / xoxe.xoxp-
+  const end = runEnd(t, bodyStart, ALNUM_DASH, 400);
   let trimmed = end;
   while (trimmed > bodyStart && t.charCodeAt(trimmed - 1) === 45) trimmed--;
-  return emitSecret(st, 'SLACK_TOKEN', i, trimmed, t.slice(bodyStart, trimmed));
+  const body = t.slice(bodyStart, trimmed);
+  let digits = 0;
+  for (let k = 0; k < body.length; k++) if (isDigit(body.charCodeAt(k))) digits++;
+  if (isAlnumUnderscore(t.charCodeAt(end))) return -1;
+  // Legacy workspace and refresh tokens (xoxa-, xoxr-): an optional digit group and 8-48 mixed characters.
+  const kind = t.charCodeAt(i + 3);
+  const legacy = !config && (kind === 97 || kind === 114) && /^(?:\d-)?[0-9A-Za-z]{8,48}$/.test(body);
+  if (legacy ? digits < 2 || !/[a-z]/i.test(body) : body.length < (config ? 100 : 20) || digits < 8) return -1;
+  const masked = t.charCodeAt(end) === 35 || t.charCodeAt(end) === 42;
+  if (masked) {
+    st.emit('SLACK_TOKEN', i, trimmed, evidence({ valid: true, placeholder: true }));
+    return end;
+  }
+  return emitSecret(st, 'SLACK_TOKEN', i, trimmed, body);
 }
 
+/**
+ * JWTs: three base64url segments, the header decoding to a JOSE header (eyJ…). Tokens whose header and payload
+ * both start with `ey` (a JSON object's first byte) but do not decode are taken by their structure alone, each
+ * segment at least 17 characters; the payload and signature may use the standard base64 alphabet (+ /).
+ */
 function jwt(st: ScanState, i: number): number {
   if (!st.sel.jwt) return -1;
   const t = st.text;
+  const canonical = t.charCodeAt(i + 2) === 74;
+  const minSegment = canonical ? 10 : 17;
   const h = runEnd(t, i, BASE64URL, 2000);
-  if (h - i < 10 || t.charCodeAt(h) !== 46) return -1;
-  const p = runEnd(t, h + 1, BASE64URL, 8000);
-  if (p - h - 1 < 10 || t.charCodeAt(p) !== 46) return -1;
-  const s = runEnd(t, p + 1, BASE64URL, 4000);
+  if (h - i < minSegment || t.charCodeAt(h) !== 46) return -1;
+  if (!canonical && (t.charCodeAt(h + 1) !== 101 || t.charCodeAt(h + 2) !== 121)) return -1;
+  const p = runEnd(t, h + 1, canonical ? BASE64URL : BASE64_ANY, 8000);
+  if (p - h - 1 < minSegment || t.charCodeAt(p) !== 46) return -1;
+  const s = runEnd(t, p + 1, canonical ? BASE64URL : BASE64_ANY, 4000);
+  if (!canonical && s > p + 1 && s - p - 1 < 10) return -1;
   let end = s;
   while (end < t.length && t.charCodeAt(end) === 61 && end - s < 2) end++;
-  const valid = joseHeader(t, i, h);
+  const valid = canonical ? joseHeader(t, i, h) : null;
   const sig = t.slice(p + 1, s);
   const sigEntropy = shannonEntropy(sig);
   const placeholder = sig.length > 0 && fakeBody(sig, sigEntropy);
@@ -293,17 +332,21 @@ export function knownSecretPrefixAt(t: string, i: number): boolean {
   const c = t.charCodeAt(i);
   switch (c) {
     case 65:
-      return t.startsWith('AKIA', i) || t.startsWith('ASIA', i) || t.startsWith('AIza', i);
+      return isAwsKeyPrefix(t, i) || t.startsWith('AIza', i);
     case 103:
       return (t.charCodeAt(i + 1) === 104 && t.charCodeAt(i + 3) === 95) || t.startsWith('github_pat_', i);
     case 115:
-      return t.startsWith('sk-', i) || t.startsWith('sk_live_', i) || t.startsWith('sk_test_', i);
+      return t.startsWith('sk-', i) || /^sk_(?:live|test|prod)_/.test(t.slice(i, i + 8));
     case 114:
-      return t.startsWith('rk_live_', i) || t.startsWith('rk_test_', i);
+      return /^rk_(?:live|test|prod)_/.test(t.slice(i, i + 8));
     case 120:
-      return (t.startsWith('xox', i) && t.charCodeAt(i + 4) === 45) || t.startsWith('xapp-', i);
+      return (
+        (t.startsWith('xox', i) && t.charCodeAt(i + 4) === 45) ||
+        t.startsWith('xapp-', i) ||
+        t.startsWith('xoxe.xox', i)
+      );
     case 101:
-      return t.startsWith('eyJ', i);
+      return /^ey[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_-]/.test(t.slice(i, i + 200));
     case 45:
       return t.startsWith(BEGIN, i);
     default:

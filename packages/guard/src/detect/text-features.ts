@@ -176,6 +176,10 @@ export function isPlaceholderValue(value: string): boolean {
   if (len <= 12 && PLACEHOLDER_EXACT.has(value.slice(s, e).toLowerCase())) return true;
   // AWS's documentation keys end in EXAMPLE / EXAMPLEKEY (wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY).
   if (len >= 16 && value.includes('EXAMPLE')) return true;
+  // Encrypted or referenced values: SOPS/ejson ENC[…], Vault and secret-manager references, redacted dumps.
+  if (/^(?:ENC\[|EJ\[|vault:|ref\+|sops:|secretsmanager:|arn:aws:secretsmanager:|!vault)/i.test(value.slice(s, s + 24)))
+    return true;
+  if (len >= 8 && /\[redacted|redacted\]|\*\*\*redacted/i.test(value)) return true;
   if (first === 112 || first === 111 || first === 101 || first === 80 || first === 79 || first === 69) {
     const head = value.slice(s, s + 12).toLowerCase();
     if (head.startsWith('process.env') || head.startsWith('os.environ') || head.startsWith('env(')) return true;
@@ -223,8 +227,23 @@ export function isPlaceholderValue(value: string): boolean {
     prevLower = lower;
   }
   if (len >= 4 && masked >= len * 0.6) return true;
+  // An alphabet run is typed, not generated: abcdefghijk (eight ascending letters in a row).
+  if (len >= 8 && hasAscendingRun(value, s, e, 8)) return true;
   if (marked && covered >= len * 0.4) return true;
   return len >= 6 && maxRun >= Math.max(6, len * 0.5);
+}
+
+/** True when [s, e) holds `min` letters in a row, each one more than the last (abcdefgh, KLMNOPQR). */
+function hasAscendingRun(v: string, s: number, e: number, min: number): boolean {
+  let run = 1;
+  for (let i = s + 1; i < e; i++) {
+    const c = v.charCodeAt(i);
+    const letter = (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+    if (letter && c === v.charCodeAt(i - 1) + 1) {
+      if (++run >= min) return true;
+    } else run = 1;
+  }
+  return false;
 }
 
 /** True for 8-4-4-4-12 hex UUIDs. */
