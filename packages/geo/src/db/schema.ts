@@ -205,6 +205,8 @@ export interface ExportTable {
   created_at: Timestamp;
   completed_at: Timestamp | null;
   expires_at: Timestamp;
+  /** Set once an expired export's bytes are deleted (so pruning moves on to the next batch). */
+  pruned_at: Timestamp | null;
 }
 
 export interface ExportChunkTable {
