@@ -1,5 +1,5 @@
 import { columnTypes } from '@keel/core';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 // Frozen: a later change gets a new migration.
 // Expired exports are marked pruned once their bytes are deleted, so every pruning round moves on to the next
@@ -11,6 +11,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createIndex('export_job_expiry')
     .on('export_job')
     .column('expires_at')
-    .where('pruned_at', 'is', null)
+    .where(sql.ref('pruned_at'), 'is', null)
     .execute();
 }
