@@ -24,6 +24,8 @@ import { registerExportRoutes } from './exports/export-routes.ts';
 import { registerGraphRoutes } from './graph/graph-routes.ts';
 import { registerKeyRoutes } from './keys/key-routes.ts';
 import { registerGeoMcp } from './mcp/geo-tools.ts';
+import { registerMeasureRoutes } from './measure/measure-routes.ts';
+import { startMeasureWorker } from './measure/measure-worker.ts';
 import { registerPrivacyRoutes } from './privacy/privacy-routes.ts';
 import { registerShareRoutes } from './shares/share-routes.ts';
 import { startGeoWorker } from './worker/geo-worker.ts';
@@ -121,6 +123,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
       { name: 'events', description: 'Tracking-event ingestion' },
       { name: 'shares', description: 'Dashboard shares' },
       { name: 'keys', description: 'API keys and site tokens' },
+      { name: 'measurement', description: 'Tracked prompts, engines, runs, answers and schedules' },
     ],
   });
   const ctx: GeoContext = {
@@ -140,10 +143,12 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
   registerExportRoutes(app, ctx);
   registerShareRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
+  registerMeasureRoutes(app, ctx);
   await registerGeoMcp(app, ctx);
   if (options.startWorker) {
     const worker = startGeoWorker(ctx);
-    app.addHook('onClose', () => worker.stop());
+    const measureWorker = startMeasureWorker(ctx);
+    app.addHook('onClose', () => Promise.all([worker.stop(), measureWorker.stop()]).then(() => undefined));
   }
   return { app, ctx };
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import ExcelJS from 'exceljs';
-import { neutraliseFormula } from '../src/exports/export-writers.ts';
 import { pruneExpiredExports } from '../src/exports/export-service.ts';
+import { neutraliseFormula } from '../src/exports/export-writers.ts';
 import { uuidv7 } from '../src/ids.ts';
 import { claimJob, runWorkerOnce } from '../src/worker/geo-worker.ts';
 import { buildGeo, call, testDatabaseTargets } from './helper.ts';
@@ -342,7 +342,10 @@ for (const target of testDatabaseTargets()) {
       });
       const expired = Array.from({ length: 250 }, () => job(past));
       const live = job(future);
-      await db.insertInto('export_job').values([...expired, live]).execute();
+      await db
+        .insertInto('export_job')
+        .values([...expired, live])
+        .execute();
       await db
         .insertInto('export_chunk')
         .values([...expired, live].flatMap((row) => [0, 1].map((seq) => ({ export_id: row.id, seq, data: 'YWJj' }))))
@@ -350,12 +353,11 @@ for (const target of testDatabaseTargets()) {
       assert.equal(await pruneExpiredExports(ctx), 250);
       const left = await db.selectFrom('export_chunk').select('export_id').execute();
       assert.deepEqual([...new Set(left.map((row) => row.export_id))], [live.id]);
-      const unpruned = await db
-        .selectFrom('export_job')
-        .select('id')
-        .where('pruned_at', 'is', null)
-        .execute();
-      assert.deepEqual(unpruned.map((row) => row.id), [live.id]);
+      const unpruned = await db.selectFrom('export_job').select('id').where('pruned_at', 'is', null).execute();
+      assert.deepEqual(
+        unpruned.map((row) => row.id),
+        [live.id],
+      );
       // The next round has nothing left to do (it does not pick the same jobs again).
       assert.equal(await pruneExpiredExports(ctx), 0);
     });

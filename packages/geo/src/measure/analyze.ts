@@ -139,7 +139,7 @@ function sentimentOf(
       const polarity = POSITIVE.has(w.word) ? 1 : NEGATIVE.has(w.word) ? -1 : 0;
       if (polarity === 0) return;
       const negated = j > 0 && NEGATORS.has(slice[j - 1]!.word);
-      if ((polarity > 0) !== negated) positive++;
+      if (polarity > 0 !== negated) positive++;
       else negative++;
     });
   });

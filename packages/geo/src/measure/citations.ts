@@ -63,7 +63,8 @@ export function extractCitations(body: Record<string, unknown>, text: string): C
     }
   }
   for (const item of list(body.search_results)) {
-    if (item && typeof item === 'object') add((item as Record<string, unknown>).url, (item as Record<string, unknown>).title, 'search_results');
+    if (item && typeof item === 'object')
+      add((item as Record<string, unknown>).url, (item as Record<string, unknown>).title, 'search_results');
   }
   const choice = list(body.choices)[0] as Record<string, unknown> | undefined;
   const message = (choice?.message ?? null) as Record<string, unknown> | null;

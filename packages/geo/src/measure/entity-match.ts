@@ -21,7 +21,10 @@ const WORD = /[\p{L}\p{N}]+/gu;
  * `ＡＣＭＥ` → `acme`).
  */
 export function foldText(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** The words of folded text with their character offsets. */
