@@ -26,6 +26,8 @@ import { registerExportRoutes } from './exports/export-routes.ts';
 import { registerGraphRoutes } from './graph/graph-routes.ts';
 import { registerKeyRoutes } from './keys/key-routes.ts';
 import { registerGeoMcp } from './mcp/geo-tools.ts';
+import { registerMeasureRoutes } from './measure/measure-routes.ts';
+import { startMeasureWorker } from './measure/measure-worker.ts';
 import { registerPrivacyRoutes } from './privacy/privacy-routes.ts';
 import { registerShareRoutes } from './shares/share-routes.ts';
 import { startGeoWorker } from './worker/geo-worker.ts';
@@ -124,6 +126,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
       { name: 'shares', description: 'Dashboard shares' },
       { name: 'keys', description: 'API keys and site tokens' },
       { name: 'system', description: 'Liveness and readiness' },
+      { name: 'measurement', description: 'Tracked prompts, engines, runs, answers and schedules' },
     ],
   });
   const ctx: GeoContext = {
@@ -143,13 +146,15 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
   registerExportRoutes(app, ctx);
   registerShareRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
+  registerMeasureRoutes(app, ctx);
   await registerGeoMcp(app, ctx);
   const readiness = createServiceReadiness({ db, cache });
   registerHealthRoutes(app, readiness);
   if (options.startWorker) {
     const worker = startGeoWorker(ctx);
     readiness.add('geo-worker', () => worker.check());
-    app.addHook('onClose', () => worker.stop());
+    const measureWorker = startMeasureWorker(ctx);
+    app.addHook('onClose', () => Promise.all([worker.stop(), measureWorker.stop()]).then(() => undefined));
   }
   return { app, ctx };
 }

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import ExcelJS from 'exceljs';
+import { pruneExpiredExports } from '../src/exports/export-service.ts';
 import { neutraliseFormula } from '../src/exports/export-writers.ts';
+import { uuidv7 } from '../src/ids.ts';
 import { claimJob, runWorkerOnce } from '../src/worker/geo-worker.ts';
 import { buildGeo, call, testDatabaseTargets } from './helper.ts';
 
@@ -277,10 +279,9 @@ for (const target of testDatabaseTargets()) {
       const unknown = await call(app, 'GET', '/api/v1/geo/exports/0195f3a2-7c1e-7d4b-9a61-3e2f1c0b5a77', {
         key: a.keys.read,
       });
-      const junk = await call(app, 'GET', '/api/v1/geo/exports/not-a-uuid', { key: a.keys.read });
       geo.clock.now = new Date(Date.now() + 25 * 3_600_000);
       const expired = await call(app, 'GET', `/api/v1/geo/exports/${created.body.id}`, { key: a.keys.read });
-      for (const response of [foreign, unknown, junk, expired]) {
+      for (const response of [foreign, unknown, expired]) {
         assert.equal(response.status, 403);
         assert.equal(response.body.error.code, 'GEO_EXPORT_FORBIDDEN');
       }
@@ -295,6 +296,70 @@ for (const target of testDatabaseTargets()) {
       });
       const claims = await Promise.all(['w1', 'w2', 'w3', 'w4'].map((w) => claimJob(ctx, 'export_job', w)));
       assert.equal(claims.filter(Boolean).length, 1);
+    });
+    test('a non-UUID export id is a 400 on every export route (the spec types exportId as a UUID)', async (t) => {
+      const { app, a } = await buildGeo(t, target);
+      for (const id of ['not-a-uuid', '123', '0195f3a2-7c1e-7d4b-9a61-3e2f1c0b5a7', "0195f3a2'--"]) {
+        const response = await call(app, 'GET', `/api/v1/geo/exports/${encodeURIComponent(id)}`, { key: a.keys.read });
+        assert.equal(response.status, 400, id);
+        assert.equal(response.body.error.code, 'VALIDATION_FAILED');
+      }
+      const badReport = await call(app, 'POST', '/api/v1/geo/exports', {
+        key: a.keys.read,
+        body: { workspaceId: a.workspaceId, source: 'report', reportId: 'not-a-uuid', format: 'pdf' },
+      });
+      assert.equal(badReport.status, 400);
+      const badWorkspace = await call(app, 'GET', '/api/v1/geo/exports?workspaceId=not-a-uuid', { key: a.keys.read });
+      assert.equal(badWorkspace.status, 400);
+      // Unauthenticated still answers 401 first: the id's shape is checked only for a known key.
+      assert.equal((await call(app, 'GET', '/api/v1/geo/exports/not-a-uuid')).status, 401);
+    });
+
+    test('expired exports beyond the first batch of 100 lose their bytes and are marked pruned', async (t) => {
+      const { a, ctx, db } = await buildGeo(t, target);
+      const past = new Date(Date.now() - 3_600_000).toISOString();
+      const future = new Date(Date.now() + 3_600_000).toISOString();
+      const job = (expiresAt: string) => ({
+        id: uuidv7(),
+        tenant_id: a.tenantId,
+        workspace_id: a.workspaceId,
+        source: 'dataset',
+        dataset: 'metrics',
+        report_id: null,
+        subject_hash: null,
+        format: 'csv',
+        status: 'ready',
+        attempts: 1,
+        claimed_by: null,
+        claimed_at: null,
+        row_count: 1,
+        byte_size: 3,
+        error: null,
+        created_at: past,
+        completed_at: past,
+        expires_at: expiresAt,
+        pruned_at: null,
+      });
+      const expired = Array.from({ length: 250 }, () => job(past));
+      const live = job(future);
+      await db
+        .insertInto('export_job')
+        .values([...expired, live])
+        .execute();
+      await db
+        .insertInto('export_chunk')
+        .values([...expired, live].flatMap((row) => [0, 1].map((seq) => ({ export_id: row.id, seq, data: 'YWJj' }))))
+        .execute();
+      assert.equal(await pruneExpiredExports(ctx), 250);
+      const left = await db.selectFrom('export_chunk').select('export_id').execute();
+      assert.deepEqual([...new Set(left.map((row) => row.export_id))], [live.id]);
+      const unpruned = await db.selectFrom('export_job').select('id').where('pruned_at', 'is', null).execute();
+      assert.deepEqual(
+        unpruned.map((row) => row.id),
+        [live.id],
+      );
+      // The next round has nothing left to do (it does not pick the same jobs again).
+      assert.equal(await pruneExpiredExports(ctx), 0);
     });
   });
 }

@@ -205,6 +205,8 @@ export interface ExportTable {
   created_at: Timestamp;
   completed_at: Timestamp | null;
   expires_at: Timestamp;
+  /** Set once an expired export's bytes are deleted (so pruning moves on to the next batch). */
+  pruned_at: Timestamp | null;
 }
 
 export interface ExportChunkTable {
@@ -225,6 +227,104 @@ export interface DashboardShareTable {
   created_at: Timestamp;
 }
 
+export interface MeasurePromptTable {
+  id: string;
+  workspace_id: string;
+  /** The project id, or '' for the workspace's default project. */
+  project_id: string;
+  /** SHA-256 of locale + text: the same prompt is imported once. */
+  prompt_key: string;
+  text: string;
+  topic: string | null;
+  locale: string;
+  intent: string | null;
+  persona: string | null;
+  active: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface MeasureEngineTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** `chat_completions` (any compatible API). */
+  provider: string;
+  base_url: string;
+  model: string;
+  /** The provider's API key, sealed with the service's secret box; never returned. */
+  api_key: string | null;
+  concurrency: number;
+  requests_per_minute: number;
+  /** Price per million input / output tokens in micro-units of the provider's currency. */
+  input_price_micros: number | string;
+  output_price_micros: number | string;
+  timeout_ms: number;
+  active: number;
+  created_at: Timestamp;
+}
+
+export interface MeasureRunTable {
+  id: string;
+  workspace_id: string;
+  project_id: string;
+  /** `pending`, `running`, `completed` or `failed`. */
+  status: string;
+  samples: number;
+  /** JSON arrays: the engines and prompts this run asks (a snapshot taken when it was created). */
+  engine_ids: string;
+  prompt_ids: string;
+  judge_engine_id: string | null;
+  total_tasks: number;
+  /** Seeds the bootstrap, so recomputing a run's metrics gives the same intervals. */
+  seed: number | string;
+  /** JSON summary written when the run completes (counts, tokens, cost, metric ids). */
+  summary: string | null;
+  error: string | null;
+  schedule_id: string | null;
+  attempts: number;
+  claimed_by: string | null;
+  claimed_at: Timestamp | null;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  completed_at: Timestamp | null;
+}
+
+export interface MeasureAnswerTable {
+  id: string;
+  run_id: string;
+  workspace_id: string;
+  prompt_id: string;
+  engine_id: string;
+  sample: number;
+  /** `ok` or `error`. */
+  status: string;
+  text: string;
+  /** JSON array of `{url, title?, source}`. */
+  citations: string;
+  /** JSON: what the metrics need from this answer (mentions, cited domains, scores). */
+  features: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost_micros: number | string;
+  latency_ms: number;
+  error: string | null;
+  created_at: Timestamp;
+}
+
+export interface MeasureScheduleTable {
+  id: string;
+  workspace_id: string;
+  project_id: string;
+  engine_ids: string;
+  samples: number;
+  every_hours: number;
+  next_run_at: Timestamp;
+  last_run_id: string | null;
+  active: number;
+  created_at: Timestamp;
+}
+
 export interface GeoDb {
   tenant: TenantTable;
   organization: OrganizationTable;
@@ -242,5 +342,10 @@ export interface GeoDb {
   export_job: ExportTable;
   export_chunk: ExportChunkTable;
   dashboard_share: DashboardShareTable;
+  measure_prompt: MeasurePromptTable;
+  measure_engine: MeasureEngineTable;
+  measure_run: MeasureRunTable;
+  measure_answer: MeasureAnswerTable;
+  measure_schedule: MeasureScheduleTable;
   idempotency_key: IdempotencyKeyTable;
 }

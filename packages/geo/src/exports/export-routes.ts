@@ -103,8 +103,8 @@ export function registerExportRoutes(app: App, ctx: GeoContext): void {
         security: keySecurity,
         summary: 'Download an export',
         description:
-          "Needs `geo:read` (personal-data exports of privacy requests: also `geo:write`) and the export's workspace in the key's scope. 200 streams the file with its content type and a `Content-Disposition` file name. 202 with `Retry-After` and the export's status while it is being generated. 403 `GEO_EXPORT_FORBIDDEN` when it is expired, not the caller's, or does not exist (one answer for all three). 422 `GEO_EXPORT_FAILED` when generation failed. Takes no workspaceId.",
-        params: Type.Object({ exportId: Type.String({ maxLength: 64, description: 'UUID' }) }),
+          "Needs `geo:read` (personal-data exports of privacy requests: also `geo:write`) and the export's workspace in the key's scope. 200 streams the file with its content type and a `Content-Disposition` file name. 202 with `Retry-After` and the export's status while it is being generated. 403 `GEO_EXPORT_FORBIDDEN` when it is expired, not the caller's, or does not exist (one answer for all three). 422 `GEO_EXPORT_FAILED` when generation failed. 400 when `exportId` is not a UUID. Takes no workspaceId.",
+        params: Type.Object({ exportId: Uuid('The export (a malformed id is a 400: it cannot exist)') }),
         response: {
           200: Type.String({ description: 'The export file (JSON, CSV, NDJSON, XLSX or PDF)' }),
           202: ExportSchema,

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { type Executor, type IdempotentResponse, runIdempotent, toIsoString } from '@keel/core';
+import { type Executor, type IdempotentResponse, runIdempotent, toIsoString, withTransaction } from '@keel/core';
 import type { Selectable } from 'kysely';
 import { requirePermission, requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoPrincipal } from '../auth/permissions.ts';
@@ -119,6 +119,7 @@ export async function insertExportJob(
     created_at: now.toISOString(),
     completed_at: null,
     expires_at: new Date(now.getTime() + ctx.config.exports.ttlHours * 3_600_000).toISOString(),
+    pruned_at: null,
   };
   await executor.insertInto('export_job').values(row).execute();
   return mapExport(row as Selectable<ExportTable>, now);
@@ -381,16 +382,35 @@ export async function openExport(ctx: GeoContext, principal: GeoPrincipal, expor
   return { ready: true as const, summary, stream, contentType: CONTENT_TYPES[job.format as ExportFormat], filename };
 }
 
-/** Deletes expired exports and their chunks (run by the worker). */
+const PRUNE_BATCH = 100;
+const PRUNE_MAX_BATCHES = 50;
+
+/**
+ * Deletes the stored bytes of expired exports and marks each job pruned, batch after batch (served by the partial
+ * index on `expires_at` where not pruned), so every expired export is reached however many there are. One round
+ * handles at most 5,000; the next round continues. Returns how many were pruned.
+ */
 export async function pruneExpiredExports(ctx: GeoContext): Promise<number> {
-  const expired = await ctx.db
-    .selectFrom('export_job')
-    .select('id')
-    .where('expires_at', '<', ctx.now().toISOString())
-    .limit(100)
-    .execute();
-  for (const { id } of expired) {
-    await ctx.db.deleteFrom('export_chunk').where('export_id', '=', id).execute();
+  const now = ctx.now().toISOString();
+  let pruned = 0;
+  for (let batch = 0; batch < PRUNE_MAX_BATCHES; batch++) {
+    const ids = (
+      await ctx.db
+        .selectFrom('export_job')
+        .select('id')
+        .where('pruned_at', 'is', null)
+        .where('expires_at', '<', now)
+        .orderBy('expires_at')
+        .limit(PRUNE_BATCH)
+        .execute()
+    ).map((row) => row.id);
+    if (ids.length === 0) break;
+    await withTransaction(ctx.db, async (trx) => {
+      await trx.deleteFrom('export_chunk').where('export_id', 'in', ids).execute();
+      await trx.updateTable('export_job').set({ pruned_at: now }).where('id', 'in', ids).execute();
+    });
+    pruned += ids.length;
+    if (ids.length < PRUNE_BATCH) break;
   }
-  return expired.length;
+  return pruned;
 }

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { toIsoString } from '@keel/core';
+import type { GeoContext } from '../context.ts';
+import { type ExecuteOptions, executeRun } from './run-service.ts';
+import { startDueSchedules } from './schedule-service.ts';
+
+/** A running run's claim is refreshed every 30 s; one not refreshed for 2 minutes belongs to a dead worker. */
+const STALE_CLAIM_MS = 2 * 60 * 1000;
+const MAX_ATTEMPTS = 5;
+
+/**
+ * Claims one run to execute: a pending run, or a running one whose claim went stale (its worker died; it resumes
+ * where it stopped). Compare-and-set on (status, claimed_at): with several instances exactly one wins each run.
+ */
+export async function claimRun(ctx: GeoContext, workerId: string): Promise<string | undefined> {
+  const now = ctx.now();
+  const stale = new Date(now.getTime() - STALE_CLAIM_MS).toISOString();
+  const candidates = await ctx.db
+    .selectFrom('measure_run')
+    .select(['id', 'status', 'claimed_at', 'attempts'])
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'pending'), eb.or([eb('claimed_at', 'is', null), eb('claimed_at', '<', stale)])]),
+        eb.and([eb('status', '=', 'running'), eb('claimed_at', '<', stale)]),
+      ]),
+    )
+    .orderBy('created_at')
+    .limit(5)
+    .execute();
+  for (const candidate of candidates) {
+    if (Number(candidate.attempts) >= MAX_ATTEMPTS) {
+      await ctx.db
+        .updateTable('measure_run')
+        .set({ status: 'failed', completed_at: now.toISOString() })
+        .where('id', '=', candidate.id)
+        .where('status', '=', candidate.status)
+        .execute();
+      continue;
+    }
+    let update = ctx.db
+      .updateTable('measure_run')
+      .set({ claimed_by: workerId, claimed_at: now.toISOString(), attempts: Number(candidate.attempts) + 1 })
+      .where('id', '=', candidate.id)
+      .where('status', '=', candidate.status);
+    update =
+      candidate.claimed_at === null
+        ? update.where('claimed_at', 'is', null)
+        : update.where('claimed_at', '=', toIsoString(candidate.claimed_at) as never);
+    if (Number((await update.executeTakeFirst()).numUpdatedRows) === 1) return candidate.id;
+  }
+  return undefined;
+}
+
+/** One round: start due schedules, then execute every claimable run. */
+export async function runMeasureWorkerOnce(ctx: GeoContext, workerId: string, options: ExecuteOptions = {}) {
+  await startDueSchedules(ctx);
+  let ran = 0;
+  for (let id = await claimRun(ctx, workerId); id; id = await claimRun(ctx, workerId)) {
+    const runId = id;
+    try {
+      await executeRun(ctx, runId, {
+        ...options,
+        onHeartbeat: async () => {
+          await ctx.db
+            .updateTable('measure_run')
+            .set({ claimed_at: ctx.now().toISOString() })
+            .where('id', '=', runId)
+            .where('claimed_by', '=', workerId)
+            .execute();
+        },
+      });
+    } catch {
+      // Logged by executeRun; the run is pending again and resumes on a later round.
+      break;
+    }
+    ran++;
+  }
+  return ran;
+}
+
+/** The measurement worker: a round every `GEO_WORKER_INTERVAL_MS` (runs can take long, so apart from the export worker). */
+export function startMeasureWorker(ctx: GeoContext): { stop(): Promise<void> } {
+  const workerId = `geo-measure-${process.pid}-${randomBytes(4).toString('hex')}`;
+  let stopped = false;
+  let current: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const round = () => {
+    if (stopped) return;
+    current = runMeasureWorkerOnce(ctx, workerId)
+      .catch((error) => ctx.log.error({ err: error }, 'measurement worker round failed'))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(round, ctx.config.worker.intervalMs);
+      });
+  };
+  timer = setTimeout(round, ctx.config.worker.intervalMs);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await current;
+    },
+  };
+}
