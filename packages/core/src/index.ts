@@ -49,7 +49,10 @@ export { type App, type CreateAppOptions, createApp } from './http/create-app.ts
 export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {
+  type ClaimOutcome,
   checkIdempotencyKey,
+  claimIdempotencyKey,
+  type IdempotencyClaim,
   IdempotencyErrors,
   type IdempotencyOptions,
   type IdempotentRequest,

@@ -190,6 +190,65 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
+    test('a key never mints a key that reaches a store or holds a permission it lacks, for every scope', async (t) => {
+      const engine = await buildEngine(t, target);
+      const { boot } = engine;
+      const create = async (key: string, body: object) => engine.call('POST', '/api/v1/catalog/keys', { key, body });
+      const keyCount = async () =>
+        (await engine.call('GET', '/api/v1/catalog/keys?limit=100', { key: boot.keys.network })).body.data.length;
+      const before = await keyCount();
+      // a merchant key does not reach its sub-merchant's store: no store or custom key may reach it either
+      for (const body of [
+        { name: 'x', scope: 'custom', storeIds: [boot.subMerchantStoreId] },
+        { name: 'x', scope: 'custom', storeIds: [boot.storeIds[0], boot.subMerchantStoreId] },
+        { name: 'x', scope: 'store', storeIds: [boot.subMerchantStoreId] },
+      ]) {
+        const refused = await create(boot.keys.merchant, body);
+        assert.equal(refused.status, 403, JSON.stringify(body));
+        assert.equal(refused.body.error.code, 'CATALOG_STORE_FORBIDDEN');
+      }
+      const network = await create(boot.keys.merchant, { name: 'x', scope: 'merchant_network' });
+      assert.equal(network.body.error.code, 'CATALOG_SCOPE_FORBIDDEN');
+      // keys without key management (store, custom) mint nothing, not even a narrower key
+      for (const key of [boot.keys.store, boot.keys.custom]) {
+        for (const body of [
+          { name: 'x', scope: 'store', storeIds: [boot.storeIds[1]] },
+          { name: 'x', scope: 'custom', storeIds: [boot.subMerchantStoreId] },
+          { name: 'x', scope: 'merchant' },
+        ]) {
+          const refused = await create(key, body);
+          assert.equal(refused.status, 403);
+          assert.equal(refused.body.error.code, 'CATALOG_SCOPE_FORBIDDEN');
+        }
+      }
+      assert.equal(await keyCount(), before, 'no refused key was stored');
+
+      // within the issuer's reach it works, and the new key reaches exactly what was asked
+      assert.equal((await create(boot.keys.merchant, { name: 'm', scope: 'merchant' })).status, 201);
+      assert.equal(
+        (await create(boot.keys.merchant, { name: 's', scope: 'store', storeIds: [boot.storeIds[2]] })).status,
+        201,
+      );
+      const sub = await create(boot.keys.network, { name: 'c', scope: 'custom', storeIds: [boot.subMerchantStoreId] });
+      assert.equal(sub.status, 201);
+      const reached = await engine.call('GET', '/api/v1/catalog/stores', { key: sub.body.key });
+      assert.deepEqual(
+        reached.body.data.map((s: { id: string }) => s.id),
+        [boot.subMerchantStoreId],
+      );
+      assert.equal((await create(boot.keys.network, { name: 'n', scope: 'merchant_network' })).status, 201);
+
+      // a network key no longer reaches an inactive sub-merchant's store, so it cannot mint a key for it
+      const { setMerchantActive } = await import('../src/merchants/merchant-service.ts');
+      await setMerchantActive(engine.db, engine.ctx.principals, boot.subMerchantId, false);
+      const inactive = await create(boot.keys.network, {
+        name: 'x',
+        scope: 'store',
+        storeIds: [boot.subMerchantStoreId],
+      });
+      assert.equal(inactive.status, 403);
+    });
+
     test("an inactive merchant's keys get 401", async (t) => {
       const engine = await buildEngine(t, target);
       const { setMerchantActive } = await import('../src/merchants/merchant-service.ts');

@@ -178,6 +178,67 @@ for (const target of testDatabaseTargets()) {
       assert.equal(card.status, 400);
     });
 
+    test("another merchant's store is answered as an unknown store by every event, before any lookup", async (t) => {
+      const engine = await buildEngine(t, target);
+      const { bootstrapMerchant } = await import('../src/cli/bootstrap.ts');
+      const other = await bootstrapMerchant(engine.db, engine.ctx.principals, 'other');
+      const store = engine.boot.storeIds[0]!;
+      const sku = 'SECRET-SKU';
+      const created = await ingest(engine, '/webhooks/catalog', {
+        event: 'product.upserted',
+        product: product(store, { sku, externalId: 'ext-1', inventoryQuantity: 7, price: 10 }),
+      });
+      const productId = created.body.data.id as string;
+      const unknownStore = randomUUID();
+      const events = (storeId: string, skuOrUnknown: string) =>
+        [
+          [
+            '/webhooks/catalog',
+            { event: 'product.inventory.updated', product: { storeId, sku: skuOrUnknown, inventoryQuantity: 0 } },
+          ],
+          [
+            '/webhooks/catalog',
+            { event: 'product.price.updated', product: { storeId, sku: skuOrUnknown, price: 0.01 } },
+          ],
+          [
+            '/webhooks/catalog',
+            { event: 'product.inventory.updated', product: { storeId, externalId: 'ext-1', inventoryQuantity: 0 } },
+          ],
+          ['/webhooks/catalog', { event: 'product.updated', product: product(storeId, { sku: skuOrUnknown }) }],
+          ['/webhooks/catalog', { event: 'product.deleted', product: { storeId, sku: skuOrUnknown } }],
+          ['/webhooks/catalog', { event: 'catalog.batch.deleted', products: [{ storeId, sku: skuOrUnknown }] }],
+          [
+            '/webhooks/catalog',
+            { event: 'catalog.batch.upserted', products: [product(storeId, { sku: skuOrUnknown })] },
+          ],
+          ['/webhooks/catalog', { event: 'cart.created', cart: { storeId } }],
+          ['/webhooks/procurement', { event: 'supplier.updated', supplier: { storeId, externalId: 's', name: 'S' } }],
+          [
+            '/webhooks/procurement',
+            { event: 'inventory.updated', inventoryItem: { storeId, sku: skuOrUnknown, name: 'F', quantity: 1 } },
+          ],
+        ] as const;
+      const shape = (response: { status: number; body: any }, storeId: string) => ({
+        status: response.status,
+        code: response.body.error?.code,
+        message: String(response.body.error?.message).replace(storeId, '<store>'),
+      });
+      for (const skuOrUnknown of [sku, 'NO-SUCH-SKU']) {
+        const foreign = events(store, skuOrUnknown);
+        const unknown = events(unknownStore, skuOrUnknown);
+        for (const [i, [url, body]] of foreign.entries()) {
+          const answer = await ingest(engine, url, body, { key: other.keys.merchant });
+          assert.equal(answer.status, 403, `${body.event}: ${JSON.stringify(answer.body)}`);
+          assert.ok(!JSON.stringify(answer.body).includes(productId), 'no foreign internal id in the error');
+          const asUnknown = await ingest(engine, unknown[i]![0], unknown[i]![1], { key: other.keys.merchant });
+          assert.deepEqual(shape(answer, store), shape(asUnknown, unknownStore), body.event);
+        }
+      }
+      const untouched = (await engine.call('GET', `/api/v1/catalog/products/${productId}`)).body;
+      assert.equal(untouched.inventoryQuantity, 7);
+      assert.equal(untouched.price, '10.00');
+    });
+
     test('batches of 250 are applied whole; a failing batch writes nothing', async (t) => {
       const engine = await buildEngine(t, target);
       const store = engine.boot.storeIds[0]!;

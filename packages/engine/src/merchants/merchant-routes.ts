@@ -161,11 +161,7 @@ export function registerMerchantRoutes(app: App, ctx: EngineContext): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      requireMerchantWide(principal);
-      if (request.body.scope === 'merchant_network' && principal.scope !== 'merchant_network') {
-        throw EngineErrors.scopeForbidden('merchant_network (a key cannot grant more than it holds)');
-      }
-      const issued = await issueKey(ctx.db, { merchantId: principal.merchantId, ...request.body });
+      const issued = await issueKey(ctx.db, { merchantId: principal.merchantId, ...request.body }, principal);
       return reply.status(201).send({ key: issued.secret, record: issued.key });
     },
   );

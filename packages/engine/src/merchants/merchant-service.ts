@@ -19,7 +19,7 @@ import {
   type StoreRow,
   setMerchantStatus,
 } from './merchant-store.ts';
-import type { KeyScope, PrincipalCache } from './principal.ts';
+import { type KeyScope, type Principal, type PrincipalCache, requireMerchantWide } from './principal.ts';
 
 export interface MerchantView {
   id: string;
@@ -149,8 +149,17 @@ export interface NewKeyInput {
   expiresAt?: string | null;
 }
 
-/** Issues a key: returns its record and the key itself, which is shown this once and stored only as a SHA-256. */
-export async function issueKey(db: Kysely<EngineDb>, input: NewKeyInput): Promise<{ key: KeyView; secret: string }> {
+/**
+ * Issues a key: returns its record and the key itself, which is shown this once and stored only as a SHA-256.
+ * With `issuer` (the calling key; absent only for the operator's CLI) the new key may never reach a store or hold a
+ * permission that the issuer lacks: 403 otherwise, whatever the scope asked for.
+ */
+export async function issueKey(
+  db: Kysely<EngineDb>,
+  input: NewKeyInput,
+  issuer?: Principal,
+): Promise<{ key: KeyView; secret: string }> {
+  if (issuer !== undefined) requirePermissionsOf(issuer, input.scope);
   const storeIds = [...new Set((input.storeIds ?? []).map((id) => id.toLowerCase()))];
   if (input.scope === 'store' && storeIds.length !== 1)
     throw EngineErrors.invalidField('a store key names exactly one store in storeIds');
@@ -159,6 +168,9 @@ export async function issueKey(db: Kysely<EngineDb>, input: NewKeyInput): Promis
   }
   if ((input.scope === 'merchant' || input.scope === 'merchant_network') && storeIds.length > 0) {
     throw EngineErrors.invalidField(`a ${input.scope} key reaches its stores by scope; storeIds must be empty`);
+  }
+  if (issuer !== undefined) {
+    for (const storeId of storeIds) if (!issuer.stores.has(storeId)) throw EngineErrors.storeForbidden(storeId);
   }
   if (storeIds.length > 0) {
     const network = new Set([input.merchantId, ...(await listActiveChildren(db, input.merchantId)).map((m) => m.id)]);
@@ -189,6 +201,17 @@ export async function issueKey(db: Kysely<EngineDb>, input: NewKeyInput): Promis
   };
   await insertKey(db, row);
   return { key: toKeyView(row), secret };
+}
+
+/**
+ * The permissions a scope carries, checked against the issuer's: key management needs a merchant-wide key, and only a
+ * `merchant_network` key reaches the sub-merchants' stores by scope. (Store lists are checked store by store.)
+ */
+function requirePermissionsOf(issuer: Principal, scope: KeyScope): void {
+  requireMerchantWide(issuer);
+  if (scope === 'merchant_network' && issuer.scope !== 'merchant_network') {
+    throw EngineErrors.scopeForbidden('merchant_network (a key cannot grant more than it holds)');
+  }
 }
 
 export async function getKeys(

@@ -1,4 +1,4 @@
-import type { Executor, IdempotentResponse } from '@keel/core';
+import { claimIdempotencyKey, type Executor, type IdempotencyClaim, type IdempotentResponse } from '@keel/core';
 import { type AgentRuntime, loadAgent, resolveAgent } from '../agents/agent-service.ts';
 import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
@@ -22,10 +22,12 @@ import {
 import type { FlowSelection, RunContext } from './extensions.ts';
 import { checkJson } from './json-bounds.ts';
 import { BudgetExceeded, createRunBudget, type RunBudget } from './run-budget.ts';
-import { claimRun, type RunClaim } from './run-idempotency.ts';
 import type { RuntimeContext } from './runtime-context.ts';
 import { RuntimeErrors } from './runtime-errors.ts';
 import { asksForSensitiveData } from './sensitive-data.ts';
+
+/** A run's claim older than this is taken as abandoned (its process died): runs call a model and may be slow. */
+const RUN_ABANDONED_MS = 10 * 60 * 1000;
 
 const EXECUTION_COLUMNS = [
   'id',
@@ -393,14 +395,17 @@ export async function runTurn(
   checkJson(request.metadata, 'metadata');
   rt.scanner.reject(request.metadata, 'body/metadata', 'conversation');
 
-  let claim: RunClaim | undefined;
+  let claim: IdempotencyClaim | undefined;
   if (request.idempotencyKey !== undefined) {
-    const claimed = await claimRun(
+    // The claim is its own statement: the model call runs outside any transaction, and a run may take minutes.
+    const claimed = await claimIdempotencyKey(
       rt.db,
-      `rt:${realmId}:${principal.identityId}:${request.kind}`,
-      request.idempotencyKey,
-      request.payload,
-      rt.clock,
+      {
+        scope: `rt:${realmId}:${principal.identityId}:${request.kind}`,
+        key: request.idempotencyKey,
+        payload: request.payload,
+      },
+      { abandonAfterMs: RUN_ABANDONED_MS, now: rt.clock },
     );
     if ('replay' in claimed) return claimed.replay as IdempotentResponse<RunResult>;
     claim = claimed.claim;
@@ -419,7 +424,7 @@ async function execute(
   realmId: string,
   request: RunRequest,
   traceId: string,
-  claim: RunClaim | undefined,
+  claim: IdempotencyClaim | undefined,
 ): Promise<RunResult> {
   const started = performance.now();
   const now = rt.clock();

@@ -13,7 +13,8 @@ import { EngineErrors } from '../errors.ts';
 import { principalOf } from '../http/merchant-auth.ts';
 import { commonErrors, ErrorSchema, JsonObject, merchantKeySecurity, Uuid } from '../http/schemas.ts';
 import { validatePart } from '../http/validate.ts';
-import type { Principal } from '../merchants/principal.ts';
+import { isUuid } from '../ids.ts';
+import { type Principal, requireStoreAccess } from '../merchants/principal.ts';
 import { InventoryItemInputSchema, SupplierInputSchema } from '../procurement/procurement-schemas.ts';
 import { upsertInventoryItem, upsertSupplier } from '../procurement/procurement-service.ts';
 import { inTransaction } from '../write.ts';
@@ -136,6 +137,7 @@ async function applySnapshot(
   inventory: boolean,
 ): Promise<Result> {
   const storeId = input.storeId.toLowerCase();
+  requireStoreAccess(principal, storeId);
   const sku = input.sku as string | undefined;
   const externalId = input.externalId as string | undefined;
   if (!sku && !externalId) throw EngineErrors.invalidField('product needs sku or externalId to be identified');
@@ -169,6 +171,29 @@ function lines(cart: Record<string, unknown>): unknown[] {
   throw EngineErrors.invalidField('cart.items (or cart.item) is required for this event');
 }
 
+/** The payload field of an envelope that holds each event's objects. */
+function objectsOf(envelope: Envelope): unknown[] {
+  const [area] = envelope.event.split('.');
+  if (envelope.event.startsWith('catalog.batch.')) return envelope.products ?? [];
+  if (area === 'product') return [envelope.product];
+  if (area === 'cart') return [envelope.cart];
+  if (area === 'supplier') return [envelope.supplier];
+  if (area === 'inventory') return [envelope.inventoryItem];
+  return [];
+}
+
+/**
+ * Checks every store an event names against the key's scope before anything is looked up: a store outside the scope is
+ * answered exactly as an unknown store (403), so an event never reveals whether another merchant's product exists.
+ */
+function requireEventScope(principal: Principal, envelope: Envelope): void {
+  for (const object of objectsOf(envelope)) {
+    const storeId = (object as { storeId?: unknown } | undefined)?.storeId;
+    // A malformed id is left to the event's schema (400).
+    if (typeof storeId === 'string' && isUuid(storeId)) requireStoreAccess(principal, storeId);
+  }
+}
+
 async function handle(
   trx: Executor<EngineDb>,
   sink: EventSink,
@@ -178,6 +203,7 @@ async function handle(
 ): Promise<{ mode: Mode | 'batch'; id: string | null; results: Result[] }> {
   if (envelope.product !== undefined && envelope.products !== undefined)
     throw EngineErrors.invalidField('send either product or products, not both');
+  requireEventScope(principal, envelope);
   const single = (result: Result) => ({ mode: result.mode, id: result.data.id, results: [result] });
   const need = <T>(value: T | undefined, field: string): T => {
     if (value === undefined) throw EngineErrors.invalidField(`${field} is required for ${envelope.event}`);
@@ -359,6 +385,7 @@ const INGRESS_DESCRIPTION = `Inbound webhook. Authenticate with the merchant key
 scope applies to every object. \`X-Webhook-Event-ID\` (1–255 characters) is required (400 without it); a replay of the same id for the same
 key answers 200 with the first response and \`duplicate: true\`. Batches (\`products\`, at most 250) are validated whole first and applied in one
 transaction: all or nothing. Inventory events are absolute snapshots; deleting an unknown product answers mode \`ignored\`.
+Every store an event names is checked against the key's scope before anything is looked up (403, as for an unknown store).
 Responses: 200 \`{success, mode, count, data: {id}, results: [{success, mode, data: {id}}]}\`; 400 schema errors (do not retry unchanged),
 401/403 credential or scope (do not retry), 409 conflicts (retry when expected to clear), 429/5xx (retry with backoff).`;
 

@@ -1,7 +1,6 @@
 import { fromJsonColumn, runIdempotent, toIsoString } from '@keel/core';
 import type { Insertable, Selectable } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
-import { bodyFingerprint } from '../canonical.ts';
 import type { GeoContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { DatasetRecordTable, TrackingEventTable } from '../db/schema.ts';
@@ -225,7 +224,7 @@ export async function writeSignals(
   const secret = await workspaceSecret(ctx, input.workspaceId);
   return runIdempotent(
     ctx.db,
-    { scope: `${principal.tenantId}|POST /api/v1/geo/signals`, key: idempotencyKey, payload: bodyFingerprint(rawBody) },
+    { scope: `${principal.tenantId}|POST /api/v1/geo/signals`, key: idempotencyKey, payload: rawBody },
     async (trx) => {
       const now = ctx.now().toISOString();
       const rows = input.records.map((record, index) => toRow(index, record, input.workspaceId, secret, now));

@@ -1,7 +1,6 @@
 import { fromJsonColumn, runIdempotent, toIsoString } from '@keel/core';
 import type { Insertable, Selectable, Transaction } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
-import { bodyFingerprint } from '../canonical.ts';
 import type { GeoContext } from '../context.ts';
 import type { GeoDb, RelationTable, TargetTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
@@ -393,7 +392,7 @@ export async function mutateGraph(
     {
       scope: `${principal.tenantId}|POST /api/v1/geo/target-graph`,
       key: idempotencyKey,
-      payload: bodyFingerprint(rawBody),
+      payload: rawBody,
     },
     async (trx) => {
       await lockWorkspaceGraph(trx, mutation.workspaceId);
