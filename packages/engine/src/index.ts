@@ -1,3 +1,5 @@
+export { engineApiSchemas } from './api-schemas.ts';
+export type * as EngineApi from './api-types.ts';
 export {
   buildEngineApps,
   ENGINE_VERSION,

@@ -1,3 +1,4 @@
+export { geoApiSchemas } from './api-schemas.ts';
 export type * as GeoApi from './api-types.ts';
 export { buildGeoApp, GEO_VERSION, type GeoAppOptions, geoSecretBox, prepareGeoDatabase } from './app.ts';
 export { GEO_PERMISSIONS, type GeoPermission } from './auth/permissions.ts';

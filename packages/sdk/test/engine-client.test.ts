@@ -74,7 +74,7 @@ describe('EngineClient token handling', () => {
     );
     let now = 1_000_000;
     const client = new EngineClient({ baseUrl: service.url, accessKey: 'eak_1', secretKey: 'esk_1', clock: () => now });
-    await Promise.all([client.listProviders(), client.listPrompts(), client.listSessions()]);
+    await Promise.all([client.providers.list(), client.prompts.list(), client.sessions.list()]);
     assert.equal(exchanges, 1);
     const exchange = service.requests.find((r) => r.url === '/api/v1/auth/token')!;
     assert.deepEqual(JSON.parse(exchange.body), { access_key: 'eak_1', secret_key: 'esk_1' });
@@ -83,10 +83,10 @@ describe('EngineClient token handling', () => {
       service.requests.filter((r) => r.url !== '/api/v1/auth/token').every((r) => r.authorization === 'Bearer token-1'),
     );
     now += 80_000; // 40 s left: still beyond the 30 s refresh margin
-    await client.listProviders();
+    await client.providers.list();
     assert.equal(exchanges, 1);
     now += 15_000; // 25 s left: refresh first
-    await client.listProviders();
+    await client.providers.list();
     assert.equal(exchanges, 2);
     assert.equal(service.requests.at(-1)!.authorization, 'Bearer token-2');
   });
@@ -102,7 +102,7 @@ describe('EngineClient token handling', () => {
       return { status: 200, body: { authenticated: true } };
     });
     const client = new EngineClient({ baseUrl: service.url, accessKey: 'a', secretKey: 's' });
-    const me = await client.isAuthenticated();
+    const me = await client.identity.whoAmI();
     assert.equal(me.authenticated, true);
     assert.equal(exchanges, 2);
     assert.equal(calls, 2);
@@ -114,7 +114,7 @@ describe('EngineClient token handling', () => {
     );
     const stuck = new EngineClient({ baseUrl: revoked.url, accessKey: 'a', secretKey: 's' });
     await assert.rejects(
-      stuck.isAuthenticated(),
+      stuck.identity.whoAmI(),
       (error: ApiError) => error instanceof ApiError && error.status === 401 && error.code === 'AUTH_TOKEN_INVALID',
     );
     assert.equal(revoked.requests.filter((r) => r.url === '/api/v1/auth/is-authenticated').length, 2);
@@ -123,7 +123,7 @@ describe('EngineClient token handling', () => {
       body: { error: { code: 'AUTH_INVALID_CREDENTIALS', message: 'no', traceId: 't' } },
     }));
     await assert.rejects(
-      new EngineClient({ baseUrl: badKeys.url, accessKey: 'a', secretKey: 's' }).listProviders(),
+      new EngineClient({ baseUrl: badKeys.url, accessKey: 'a', secretKey: 's' }).providers.list(),
       /do not match|no/,
     );
   });
@@ -136,14 +136,14 @@ describe('EngineClient token handling', () => {
       return { status: 502, body: { error: { code: 'RUNTIME_PROVIDER_FAILED', message: 'upstream', traceId: 'tr' } } };
     });
     const client = new EngineClient({ baseUrl: service.url, accessKey: 'a', secretKey: 's', retryBaseDelayMs: 1 });
-    const providers = await client.listProviders();
+    const providers = await client.providers.list();
     assert.deepEqual(providers.data, []);
     await assert.rejects(
-      client.execute({ agent_id: 'x', input: { message: 'hi' } }),
+      client.runtime.execute({ agent_id: 'x', input: { message: 'hi' } }),
       (e: ApiError) => e.status === 502 && e.traceId === 'tr',
     );
     assert.equal(service.requests.filter((r) => r.url === '/api/v1/runtime/execute').length, 1);
-    await assert.rejects(client.execute({ agent_id: 'x', input: { message: 'hi' }, idempotency_key: 'k' }));
+    await assert.rejects(client.runtime.execute({ agent_id: 'x', input: { message: 'hi' }, idempotency_key: 'k' }));
     assert.equal(
       service.requests.filter((r) => r.url === '/api/v1/runtime/execute').length,
       4,
@@ -187,9 +187,9 @@ describe('EngineClient against the engine', () => {
     const baseUrl = `http://127.0.0.1:${(apps.rest.server.address() as AddressInfo).port}`;
     const client = new EngineClient({ baseUrl, accessKey: boot.accessKey, secretKey: boot.secretKey });
 
-    const me = await client.isAuthenticated();
+    const me = await client.identity.whoAmI();
     assert.equal(me.realm_id, boot.realmId);
-    const provider = await client.createProvider({
+    const provider = await client.providers.create({
       type: 'openai_compatible',
       name: 'local',
       base_url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`,
@@ -197,20 +197,20 @@ describe('EngineClient against the engine', () => {
       text_model: 'm',
     });
     assert.equal(provider.api_key_set, true);
-    const prompt = await client.createPrompt({
+    const prompt = await client.prompts.create({
       name: 'Shop',
       key: 'shop',
       content: 'You sell shoes.',
       is_active: true,
     });
-    const agent = await client.createAgentIdentity(boot.realmId, { username: 'seller' });
-    const config = await client.putAgentConfig(agent.identity.id, {
+    const agent = await client.identity.createAgentIdentity(boot.realmId, { username: 'seller' });
+    const config = await client.agents.putConfig(agent.identity.id, {
       ai_provider_id: provider.id,
       system_prompt_id: prompt.id,
     });
     assert.equal(config.settings.max_tool_calls, 8);
-    const session = await client.createSession({ agent_id: agent.identity.id, channel: 'web' });
-    const turn = await client.chat({
+    const session = await client.sessions.create({ agent_id: agent.identity.id, channel: 'web' });
+    const turn = await client.runtime.chat({
       agent_id: agent.identity.id,
       session_id: session.session_id,
       resume_token: session.resume_token,
@@ -218,17 +218,17 @@ describe('EngineClient against the engine', () => {
     });
     assert.equal(turn.action.type, 'RESPOND');
     assert.equal(turn.content, 'Size 42 is in stock.');
-    const messages = await client.listMessages(session.session_id, session.resume_token);
+    const messages = await client.sessions.listMessages(session.session_id, session.resume_token);
     assert.equal(messages.data.length, 2);
-    await assert.rejects(client.getSession(session.session_id), (e: ApiError) => e.status === 403);
-    const status = await client.sessionStatus(session.session_id);
+    await assert.rejects(client.sessions.get(session.session_id), (e: ApiError) => e.status === 403);
+    const status = await client.sessions.status(session.session_id);
     assert.equal(status.status, 'active');
-    const config2 = await client.sdkConfig();
+    const config2 = await client.runtime.sdkConfig();
     assert.equal(config2.contract_version, '2026-08-22');
-    const keys = await client.createKeys({ name: 'rotation' });
+    const keys = await client.identity.createKeys({ name: 'rotation' });
     const second = new EngineClient({ baseUrl, accessKey: keys.access_key, secretKey: keys.secret_key });
-    assert.equal((await second.isAuthenticated()).key_id, keys.key_id);
-    await client.revokeKey(keys.key_id);
-    await assert.rejects(second.isAuthenticated(), (e: ApiError) => e.status === 401);
+    assert.equal((await second.identity.whoAmI()).key_id, keys.key_id);
+    await client.identity.revokeKey(keys.key_id);
+    await assert.rejects(second.identity.whoAmI(), (e: ApiError) => e.status === 401);
   });
 });

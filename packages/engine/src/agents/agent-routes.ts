@@ -59,7 +59,7 @@ export const AgentConfigSchema = component(
   }),
 );
 
-const ConfigBody = Type.Object({
+export const ConfigBody = Type.Object({
   realm_id: Type.Optional(Uuid()),
   system_prompt_id: Type.Optional(Type.Union([Uuid(), Type.Null()])),
   ai_provider_id: Type.Optional(Type.Union([Uuid(), Type.Null()], { description: 'Null: the realm default provider' })),

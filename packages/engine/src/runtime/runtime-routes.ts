@@ -74,7 +74,7 @@ export const ExecuteBody = Type.Object({
   mode: Type.Optional(OneOf(['sync', 'async'], { default: 'sync' })),
 });
 
-const ActionSchema = component(
+export const ActionSchema = component(
   'RtAction',
   Type.Object({
     type: OneOf(ACTION_TYPES),

@@ -67,7 +67,7 @@ export const SessionSchema = component(
   }),
 );
 
-const TokenGrant = component(
+export const TokenGrant = component(
   'RtResumeGrant',
   Type.Object({
     session_id: Type.String(),
@@ -76,7 +76,7 @@ const TokenGrant = component(
   }),
 );
 
-const MessageSchema = component(
+export const MessageSchema = component(
   'RtMessage',
   Type.Object({
     id: Type.String(),

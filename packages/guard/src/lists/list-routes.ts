@@ -5,12 +5,12 @@ import type { GuardContext } from '../context.ts';
 import { adminSecurity, commonErrors, ErrorSchema, IdParams } from '../http-schemas.ts';
 import { addListItem, getListItems, type ListName, removeListItem } from './list-service.ts';
 
-const ListItemInputSchema = Type.Object({
+export const ListItemInputSchema = Type.Object({
   value: Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', description: 'Matched case-insensitively' }),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
 });
 
-const ListItemSchema = Type.Object({
+export const ListItemSchema = Type.Object({
   ID: Type.Integer(),
   value: Type.String(),
   description: Type.String(),

@@ -14,7 +14,7 @@ export interface TransportOptions {
 }
 
 export interface RequestOptions {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
@@ -24,8 +24,6 @@ export interface RequestOptions {
    * retried only when the service certainly did not act (429, 503).
    */
   idempotent: boolean;
-  /** Statuses that are a successful answer besides 2xx-with-body (e.g. 202 while an export is generated). */
-  raw?: boolean;
 }
 
 /** HTTP statuses that may succeed when repeated. 401, 403, 404, 409 and 422 never are. */
@@ -127,8 +125,10 @@ export class HttpTransport {
     );
   }
 
+  /** Sends a request and parses the JSON answer (`undefined` for 204 No Content or an empty body). */
   async json<T>(request: RequestOptions): Promise<T> {
     const response = await this.send(request);
-    return (await response.json()) as T;
+    const text = response.status === 204 ? '' : await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
   }
 }
