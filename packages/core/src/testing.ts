@@ -145,3 +145,50 @@ export function throughProxy(rawUrl: string, proxy: TcpProxy): string {
   url.port = String(proxy.port);
   return url.toString();
 }
+
+/** Polls `check` every 50 ms until it holds; rejects after `timeoutMs`. Resolves to the time it took. */
+export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs = 8000): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Date.now() - started;
+}
+
+/** Runs `request` from `concurrency` loops until stop(), which resolves to every status seen (a thrown request counts as 0). */
+export function startLoad(request: () => Promise<number>, concurrency = 8): { stop(): Promise<number[]> } {
+  const statuses: number[] = [];
+  let running = true;
+  const loops = Array.from({ length: concurrency }, async () => {
+    while (running) statuses.push(await request().catch(() => 0));
+  });
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return statuses;
+    },
+  };
+}
+
+/**
+ * A throwaway PostgreSQL database behind a TCP proxy. When the test ends, what was passed to `defer` closes first
+ * (last in, first out: the app, then its database handle), then the proxy, then the database is dropped.
+ */
+export async function faultDatabaseBehindProxy(
+  t: { after(fn: () => Promise<void> | void): void },
+  baseUrl: string,
+): Promise<{ fault: FaultDatabase; proxy: TcpProxy; url: string; defer(close: () => Promise<void>): void }> {
+  const fault = await createFaultDatabase(baseUrl);
+  const closers: (() => Promise<void>)[] = [];
+  let proxy: TcpProxy | undefined;
+  t.after(async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await proxy?.close();
+    await fault.drop();
+  });
+  const target = new URL(baseUrl);
+  proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  return { fault, proxy, url: throughProxy(fault.url, proxy), defer: (close) => closers.push(close) };
+}

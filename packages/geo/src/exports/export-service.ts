@@ -316,6 +316,7 @@ export async function generateExport(ctx: GeoContext, job: Selectable<ExportTabl
         .execute();
     });
     const done = finished(sink);
+    done.catch(() => undefined); // when writing fails first, its error is the one handled below
     const count = await writeExport(job.format as ExportFormat, columns, capped, sink, {
       title,
       maxPdfRows: ctx.config.exports.maxPdfRows,

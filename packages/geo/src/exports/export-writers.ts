@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
@@ -55,8 +56,11 @@ export async function writeExport(
   switch (format) {
     case 'ndjson':
     case 'json': {
-      const write = (text: string) =>
-        sink.write(text) ? undefined : new Promise<void>((resolve) => sink.once('drain', () => resolve()));
+      // A sink whose store failed (the database went away) never drains: fail instead of waiting forever.
+      const write = (text: string) => {
+        if (sink.errored || sink.destroyed) throw sink.errored ?? new Error('the export sink is closed');
+        return sink.write(text) ? undefined : once(sink, 'drain').then(() => undefined);
+      };
       if (format === 'json') await write('[');
       for await (const row of rows) {
         await write(format === 'json' ? `${count > 0 ? ',' : ''}\n${JSON.stringify(row)}` : `${JSON.stringify(row)}\n`);
