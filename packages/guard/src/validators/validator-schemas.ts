@@ -19,7 +19,7 @@ export const ValidatorInputSchema = Type.Object({
     Type.String({
       maxLength: 200,
       description:
-        'AI_PROMPT: the answer that counts as pass (default YES), compared ignoring case. REGEX: MATCH (default: pass when the text matches) or NO_MATCH (pass when it does not). Ignored otherwise.',
+        'AI_PROMPT: the answer that counts as pass (default YES), compared ignoring case. REGEX: MATCH, YES, TRUE or 1 (the default is MATCH: pass when the rule matches the text) or NO_MATCH, NO, FALSE or 0 (pass when it does not), ignoring case; stored as given. Ignored otherwise.',
     }),
   ),
 });
