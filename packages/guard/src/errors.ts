@@ -3,7 +3,7 @@ import { createError } from '@keel/core';
 /** Guard's error codes; services throw these, the HTTP layer maps them (one registry, pinned by a test). */
 export const GuardErrors = {
   invalidId: createError('GUARD_INVALID_ID', 'The id must be a positive integer (got %s)', 400),
-  invalidRegex: createError('GUARD_INVALID_REGEX', 'Regex of %s is not valid RE2 (Go) syntax: %s', 400),
+  invalidRegex: createError('GUARD_INVALID_REGEX', 'Regex of %s is not accepted: %s', 400),
   invalidThresholds: createError(
     'GUARD_INVALID_THRESHOLDS',
     'AllowThreshold must not be greater than BlockThreshold',
