@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { App } from '@keel/core';
-import { completionOf, postChat, startChatUpstream, startGateway } from './gateway-fixtures.ts';
+import { completionOf, postChat, readSse, startChatUpstream, startGateway, streamOf } from './gateway-fixtures.ts';
 import { buildGuard, detect, testDatabaseTargets } from './helper.ts';
 
 // User-defined detection (patterns, REGEX and SCHEMA validators) is bounded at creation and stopped at the
@@ -174,5 +174,24 @@ describe('user-defined detection limits in the gateway', () => {
     assert.equal((await response.json()).error.code, 'gw_detection_failed');
     assert.ok(ms < 4500, `ended after ${ms.toFixed(0)} ms`);
     assert.equal(upstream.calls.length, 0, 'nothing was forwarded');
+  });
+
+  test('stream-sync: a slow user pattern on the output stops the stream with gw_detection_failed', async (t) => {
+    const upstream = await startChatUpstream(t, () => ({ sse: streamOf([`${'a'.repeat(6000)} `, 'done']) }));
+    const gateway = await startGateway(t, upstream.url, { DETECT_TIMEOUT_MS: '300' });
+    assert.equal((await createPattern(gateway.app, 'SLOW', SLOW_PATTERN)).statusCode, 201);
+    await gateway.ctx.userWork.warm();
+    const started = performance.now();
+    const events = await readSse(
+      await postChat(
+        gateway.url,
+        { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        { 'X-GW-Guardrails-Mode': 'stream-sync' },
+      ),
+    );
+    assert.ok(performance.now() - started < 3000);
+    assert.equal(events.at(-1), '[DONE]');
+    assert.equal(events.at(-2).error.code, 'gw_detection_failed');
+    assert.ok(!JSON.stringify(events).includes('a'.repeat(100)), 'nothing unchecked went out');
   });
 });
