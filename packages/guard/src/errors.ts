@@ -19,5 +19,10 @@ export const GuardErrors = {
   unknownGuardrail: createError('GUARD_UNKNOWN_GUARDRAIL', 'Unknown guardrail: %s', 400),
   unknownFormat: createError('GUARD_UNKNOWN_FORMAT', 'Unknown expected_format: %s', 400),
   detectTimeout: createError('GUARD_DETECT_TIMEOUT', 'Detection did not finish within %d ms', 503),
+  userDetectionFailed: createError(
+    'GUARD_USER_DETECTION_FAILED',
+    'A user pattern or validator could not be run (its worker stopped); try again',
+    503,
+  ),
   databaseFailure: createError('GUARD_DATABASE_FAILURE', 'Database failure', 500),
 } as const;
