@@ -47,6 +47,7 @@ export {
 } from './health/readiness.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
 export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';
+export { idForLog } from './http/log-safe.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {
   type ClaimOutcome,

@@ -46,6 +46,58 @@ for (const target of testDatabaseTargets()) {
       assert.equal(bad.body.blocked, true);
     });
 
+    test("REGEX validators take the spec's expected_response values: YES/TRUE/1/MATCH pass on a match, NO/FALSE/0/NO_MATCH on none", async (t) => {
+      const { app } = await buildGuard(t, target);
+      const cases = [
+        ['YES', true],
+        ['true', true],
+        ['1', true],
+        ['MATCH', true],
+        [' no ', false],
+        ['FALSE', false],
+        ['0', false],
+        ['no_match', false],
+      ] as const;
+      for (const [i, [expected]] of cases.entries()) {
+        const created = await app.inject({
+          method: 'POST',
+          url: '/validators',
+          payload: { name: `order_${i}`, type: 'REGEX', rule: 'ORD-\\d+', expected_response: expected },
+        });
+        assert.equal(created.statusCode, 201, expected);
+      }
+      for (const [i, [expected, passOnMatch]] of cases.entries()) {
+        const matching = await detect(app, { text: 'see ORD-42', guardrails: [`order_${i}`] });
+        assert.equal(matching.body.validator_results[0].passed, passOnMatch, `${expected} on a match`);
+        const other = await detect(app, { text: 'nothing here', guardrails: [`order_${i}`] });
+        assert.equal(other.body.validator_results[0].passed, !passOnMatch, `${expected} without a match`);
+      }
+      const refused = await app.inject({
+        method: 'POST',
+        url: '/validators',
+        payload: { name: 'maybe', type: 'REGEX', rule: 'x', expected_response: 'SAFE' },
+      });
+      assert.equal(refused.statusCode, 400);
+      assert.match(refused.json().error.message, /MATCH, YES, TRUE, 1/);
+      const imported = await app.inject({
+        method: 'POST',
+        url: '/templates/import',
+        payload: {
+          template: {
+            name: 'spec-example',
+            description: '',
+            patterns: [],
+            validators: [
+              { name: 'has_order', type: 'REGEX', rule: 'ORD-\\d+', description: '', expected_response: 'YES' },
+            ],
+          },
+        },
+      });
+      assert.equal(imported.statusCode, 200);
+      const run = await detect(app, { text: 'ORD-7', guardrails: ['has_order'] });
+      assert.equal(run.body.validator_results[0].passed, true);
+    });
+
     test('stored REGEX, SCHEMA and BUILTIN validators run by name', async (t) => {
       const { app } = await buildGuard(t, target);
       const post = (payload: object) => app.inject({ method: 'POST', url: '/validators', payload });

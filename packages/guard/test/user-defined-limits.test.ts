@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { App } from '@keel/core';
-import { completionOf, postChat, startChatUpstream, startGateway } from './gateway-fixtures.ts';
+import { createUserWork } from '../src/sandbox/user-work.ts';
+import { completionOf, postChat, readSse, startChatUpstream, startGateway, streamOf } from './gateway-fixtures.ts';
 import { buildGuard, detect, testDatabaseTargets } from './helper.ts';
 
 // User-defined detection (patterns, REGEX and SCHEMA validators) is bounded at creation and stopped at the
@@ -174,5 +175,47 @@ describe('user-defined detection limits in the gateway', () => {
     assert.equal((await response.json()).error.code, 'gw_detection_failed');
     assert.ok(ms < 4500, `ended after ${ms.toFixed(0)} ms`);
     assert.equal(upstream.calls.length, 0, 'nothing was forwarded');
+  });
+
+  test('stream-sync: a slow user pattern on the output stops the stream with gw_detection_failed', async (t) => {
+    const upstream = await startChatUpstream(t, () => ({ sse: streamOf([`${'a'.repeat(6000)} `, 'done']) }));
+    const gateway = await startGateway(t, upstream.url, { DETECT_TIMEOUT_MS: '300' });
+    assert.equal((await createPattern(gateway.app, 'SLOW', SLOW_PATTERN)).statusCode, 201);
+    await gateway.ctx.userWork.warm();
+    const started = performance.now();
+    const events = await readSse(
+      await postChat(
+        gateway.url,
+        { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        { 'X-GW-Guardrails-Mode': 'stream-sync' },
+      ),
+    );
+    assert.ok(performance.now() - started < 3000);
+    assert.equal(events.at(-1), '[DONE]');
+    assert.equal(events.at(-2).error.code, 'gw_detection_failed');
+    assert.ok(!JSON.stringify(events).includes('a'.repeat(100)), 'nothing unchecked went out');
+  });
+});
+
+describe('user-defined detection whose worker dies', () => {
+  test('a worker that runs out of memory is a 503 GUARD_USER_DETECTION_FAILED, and the next call works', async (t) => {
+    const { app, ctx } = await buildGuard(t, testDatabaseTargets()[0]!);
+    // A pool with tiny heaps, so that parsing a large JSON text in the worker runs out of memory.
+    const small = createUserWork(2, 16);
+    t.after(() => small.close());
+    ctx.userWork = small;
+    const created = await app.inject({
+      method: 'POST',
+      url: '/validators',
+      payload: { name: 'obj', type: 'SCHEMA', rule: JSON.stringify({ type: 'array' }), expected_response: '' },
+    });
+    assert.equal(created.statusCode, 201);
+    const huge = JSON.stringify(Array.from({ length: 600_000 }, (_, i) => ({ k: i })));
+    const failed = await detect(app, { text: huge, guardrails: ['obj'] });
+    assert.equal(failed.status, 503);
+    assert.equal(failed.body.error.code, 'GUARD_USER_DETECTION_FAILED');
+    const next = await detect(app, { text: '[1, 2]', guardrails: ['obj'] });
+    assert.equal(next.status, 200);
+    assert.equal(next.body.validator_results[0].passed, true);
   });
 });

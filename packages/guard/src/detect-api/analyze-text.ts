@@ -3,6 +3,7 @@ import type { GuardContext } from '../context.ts';
 import { DetectionTimeout } from '../detect/index.ts';
 import type { Candidate, Decision, Detection, PlaceholderFor } from '../detect/types.ts';
 import { GuardErrors } from '../errors.ts';
+import { UserWorkFailed } from '../sandbox/user-work.ts';
 import type { ActiveConfig } from '../state/active-config.ts';
 import { type DecisionRule, isBuiltinValidator } from '../validators/builtin-validators.ts';
 import { type CompiledValidator, compileBuiltin } from '../validators/compile-validator.ts';
@@ -75,9 +76,18 @@ export async function scanText(ctx: GuardContext, active: ActiveConfig, text: st
     if (active.userPatterns) userMatches = await ctx.userWork.matchPatterns(active.userPatterns, text, deadline);
     return active.detector.scan(text, userMatches ? { deadline, userMatches } : { deadline });
   } catch (error) {
-    if (error instanceof DetectionTimeout) throw GuardErrors.detectTimeout(ctx.config.detection.timeoutMs);
-    throw error;
+    throw asGuardError(ctx, error);
   }
+}
+
+/** The HTTP error for a failed detection step: its deadline passed (503), or its worker stopped (503). */
+function asGuardError(ctx: GuardContext, error: unknown): unknown {
+  if (error instanceof DetectionTimeout) return GuardErrors.detectTimeout(ctx.config.detection.timeoutMs);
+  if (error instanceof UserWorkFailed) {
+    ctx.log.warn({ reason: error.message }, 'user-defined detection failed');
+    return GuardErrors.userDetectionFailed();
+  }
+  return error;
 }
 
 function withDeadline<T>(work: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {
@@ -116,8 +126,7 @@ export async function analyzeText(ctx: GuardContext, text: string, options: Anal
     const input = { text, redactedText: decision.redactedText ?? text, decision };
     const env = { ai: ctx.aiValidator, userWork: ctx.userWork, deadline: options.deadline };
     const outcomes = await Promise.all(validators.map((v) => v.run(input, env))).catch((error: unknown) => {
-      if (error instanceof DetectionTimeout) throw GuardErrors.detectTimeout(detection.timeoutMs);
-      throw error;
+      throw asGuardError(ctx, error);
     });
 
     let blocked = decision.blocked;

@@ -1,4 +1,4 @@
-import { type App, AppError } from '@keel/core';
+import { type App, AppError, idForLog } from '@keel/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GuardContext } from '../context.ts';
 import { resolveGuardrails } from '../detect-api/analyze-text.ts';
@@ -252,7 +252,14 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
           blocked: all.some((r) => r.blocked),
         });
         request.log.info(
-          { gateway: { rid: options.rid, mode: stream ? options.mode : 'non-streaming', outcome, status: statusCode } },
+          {
+            gateway: {
+              rid: idForLog(options.rid),
+              mode: stream ? options.mode : 'non-streaming',
+              outcome,
+              status: statusCode,
+            },
+          },
           'gateway call',
         );
       }

@@ -63,8 +63,19 @@ const WORKER_URL = new URL('./user-work-worker.ts', import.meta.url);
 /** Heap bound of one worker: a pattern or schema that allocates without end stops the worker, not the process. */
 const WORKER_HEAP_MB = 512;
 
-/** Creates the worker pool (`size` workers, 2 to 4 by default after the machine's cores), started lazily. */
-export function createUserWork(size = Math.min(4, Math.max(2, availableParallelism()))): UserWork {
+/** User-defined work that could not finish for another reason than its deadline (its worker died, say of memory). */
+export class UserWorkFailed extends Error {
+  override name = 'UserWorkFailed';
+}
+
+/**
+ * Creates the worker pool (`size` workers, 2 to 4 by default after the machine's cores, each with a heap of
+ * `heapMb`), started with the first job.
+ */
+export function createUserWork(
+  size = Math.min(4, Math.max(2, availableParallelism())),
+  heapMb = WORKER_HEAP_MB,
+): UserWork {
   const slots: Slot[] = Array.from({ length: size }, () => ({
     worker: undefined,
     job: undefined,
@@ -82,7 +93,7 @@ export function createUserWork(size = Math.min(4, Math.max(2, availableParalleli
   };
 
   const spawn = (slot: Slot): Worker => {
-    const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+    const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: heapMb } });
     worker.unref();
     let readied: () => void = () => {};
     slot.ready = new Promise((resolve) => {
@@ -102,7 +113,7 @@ export function createUserWork(size = Math.min(4, Math.max(2, availableParalleli
       const job = slot.job;
       if (job) {
         release(slot);
-        job.reject(new Error(`user-defined detection stopped: ${reason}`));
+        job.reject(new UserWorkFailed(`user-defined detection stopped: ${reason}`));
       }
     };
     worker.on('error', (error) => lost(error.name));
@@ -167,7 +178,7 @@ export function createUserWork(size = Math.min(4, Math.max(2, availableParalleli
   const settle = (reply: WorkReply): WorkReply => {
     if (reply.ok) return reply;
     if (reply.timeout) throw new DetectionTimeout();
-    throw new Error(reply.message);
+    throw new UserWorkFailed(reply.message);
   };
 
   return {

@@ -13,8 +13,18 @@ import type { ValidatorRow } from './validator-store.ts';
 export const VALIDATOR_TYPES = ['BUILTIN', 'REGEX', 'SCHEMA', 'AI_PROMPT'] as const;
 export type ValidatorType = (typeof VALIDATOR_TYPES)[number];
 
-/** REGEX validators pass when the text matches (`MATCH`, the default) or when it does not (`NO_MATCH`). */
-export const REGEX_EXPECTATIONS = ['MATCH', 'NO_MATCH'] as const;
+/** `expected_response` values of a REGEX validator that pass when the rule matches the text (the default). */
+export const REGEX_PASS_ON_MATCH = ['MATCH', 'YES', 'TRUE', '1'] as const;
+/** `expected_response` values of a REGEX validator that pass when the rule does not match the text. */
+export const REGEX_PASS_ON_NO_MATCH = ['NO_MATCH', 'NO', 'FALSE', '0'] as const;
+
+/** What a REGEX validator's `expected_response` asks for (ignoring case and surrounding space; empty = MATCH). */
+export function regexWantsMatch(expectedResponse: string): boolean | undefined {
+  const value = expectedResponse.trim().toUpperCase();
+  if (value === '' || (REGEX_PASS_ON_MATCH as readonly string[]).includes(value)) return true;
+  if ((REGEX_PASS_ON_NO_MATCH as readonly string[]).includes(value)) return false;
+  return undefined;
+}
 
 export interface CompiledValidator {
   name: string;
@@ -42,8 +52,10 @@ export function checkValidatorDefinition(type: string, rule: string, expectedRes
       return;
     case 'REGEX':
       compileUserRegex(rule);
-      if (expectedResponse && !(REGEX_EXPECTATIONS as readonly string[]).includes(expectedResponse.toUpperCase())) {
-        throw new Error('expected_response of a REGEX validator must be MATCH or NO_MATCH');
+      if (regexWantsMatch(expectedResponse) === undefined) {
+        throw new Error(
+          `expected_response of a REGEX validator must be one of ${REGEX_PASS_ON_MATCH.join(', ')} (pass when the rule matches) or ${REGEX_PASS_ON_NO_MATCH.join(', ')} (pass when it does not)`,
+        );
       }
       return;
     case 'SCHEMA':
@@ -70,7 +82,7 @@ export function compileValidator(
     }
     case 'REGEX': {
       compileUserRegex(rule);
-      const wantMatch = expected.toUpperCase() !== 'NO_MATCH';
+      const wantMatch = regexWantsMatch(expected) !== false;
       return {
         name,
         resultType: 'VALIDATOR',
