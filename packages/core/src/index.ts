@@ -35,6 +35,7 @@ export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
 export { type ErrorBody, errorBody } from './http/error-handler.ts';
+export { idForLog } from './http/log-safe.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {
   checkIdempotencyKey,

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Type } from 'typebox';
 import { connectRedis } from '../src/cache/redis-cache.ts';
-import { type App, AppError, CoreErrors, createApp, type HttpConfig } from '../src/index.ts';
+import { type App, AppError, CoreErrors, createApp, type HttpConfig, idForLog } from '../src/index.ts';
 
 const baseHttp: HttpConfig = {
   maxRequestSizeBytes: 2048,
@@ -36,6 +36,7 @@ async function buildTestApp(
     { schema: { querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 5 }) }) } },
     async (r) => ({ limit: r.query.limit }),
   );
+  app.get('/things/:name', async (request) => ({ length: (request.params as { name: string }).name.length }));
   app.get('/conflict', async () => {
     throw CoreErrors.conflict('already there');
   });
@@ -308,7 +309,7 @@ describe('createApp', () => {
     assert.match(docs.headers['content-type'] as string, /text\/html/);
   });
 
-  test('logs name the path but never the query string', async (t) => {
+  test('request logs name the route, never a path segment or the query string', async (t) => {
     const stream = new PassThrough();
     const lines: string[] = [];
     stream.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
@@ -316,7 +317,30 @@ describe('createApp', () => {
     t.after(() => app.close());
     await app.inject({ method: 'GET', url: '/items?limit=3&email=someone@example.com' });
     const completed = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request completed');
-    assert.equal(completed.path, '/items');
+    assert.equal(completed.route, '/items');
+    assert.equal(completed.path, undefined);
     assert.doesNotMatch(lines.join('\n'), /someone@example\.com/);
+  });
+
+  test('a secret in a path segment, matched or not, never reaches the request log', async (t) => {
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    stream.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
+    const app = await buildTestApp({}, { logStream: stream });
+    t.after(() => app.close());
+    const secret = 'sk-live-PATHSECRET7731q8w9';
+    assert.equal((await app.inject({ method: 'GET', url: `/things/${secret}` })).statusCode, 200);
+    assert.equal((await app.inject({ method: 'GET', url: `/nowhere/${secret}/x` })).statusCode, 404);
+    const completed = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request completed');
+    assert.deepEqual(
+      completed.map((l) => l.route),
+      ['/things/:name', '(unmatched)'],
+    );
+    assert.ok(!lines.join('\n').includes('PATHSECRET'), 'the segment is not logged');
+  });
+
+  test('idForLog hides a client-chosen id behind a short SHA-256 prefix', () => {
+    assert.equal(idForLog('abc'), 'sha256:ba7816bf8f01cfea');
+    assert.ok(!idForLog('sk-live-secret').includes('secret'));
   });
 });

@@ -14,6 +14,7 @@ import { registerListRoutes } from './lists/list-routes.ts';
 import { registerPatternRoutes } from './patterns/pattern-routes.ts';
 import { createModelProvider } from './providers/create-provider.ts';
 import type { ModelProvider } from './providers/model-provider.ts';
+import { createUserWork } from './sandbox/user-work.ts';
 import { createActiveConfigCache } from './state/active-config.ts';
 import { seedDefaultPatterns } from './system/seed.ts';
 import { registerSystemRoutes } from './system/system-routes.ts';
@@ -100,10 +101,12 @@ export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: Ap
     provider,
     aiValidator: provider ? createAiValidatorClient(provider, config.ai.model, config.ai.timeoutMs) : undefined,
     audit: createAuditRecorder(db, app.log, { retentionDays: config.audit.retentionDays }),
+    userWork: createUserWork(),
     log: app.log,
   };
   app.addHook('onClose', async () => {
     await ctx.audit.close();
+    await ctx.userWork.close();
     if (!options.provider) await provider?.close();
   });
 

@@ -6,6 +6,7 @@ import type { AuditRecorder } from './audit/audit-recorder.ts';
 import type { GuardConfig } from './config.ts';
 import type { GuardDb } from './db/schema.ts';
 import type { ModelProvider } from './providers/model-provider.ts';
+import type { UserWork } from './sandbox/user-work.ts';
 import type { ActiveConfigCache } from './state/active-config.ts';
 
 /** What guard's service functions work with; built once in `buildGuardApp`. */
@@ -18,5 +19,7 @@ export interface GuardContext {
   provider: ModelProvider | undefined;
   aiValidator: AiValidatorClient | undefined;
   audit: AuditRecorder;
+  /** Worker threads that run user patterns and REGEX/SCHEMA validators under a hard deadline. */
+  userWork: UserWork;
   log: FastifyBaseLogger;
 }

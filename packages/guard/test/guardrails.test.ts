@@ -8,8 +8,14 @@ for (const target of testDatabaseTargets()) {
       const { app } = await buildGuard(t, target);
       const pass = await detect(app, { text: '{"ok": true}', guardrails: ['json', 'no_secrets'] });
       assert.deepEqual(pass.body.validator_results, [
-        { name: 'json', type: 'VALIDATOR', passed: true, confidence_score: '1.00' },
-        { name: 'no_secrets', type: 'VALIDATOR', passed: true, confidence_score: '1.00' },
+        { name: 'json', type: 'VALIDATOR', passed: true, confidence_score: '1.00', decision_rule: 'DETERMINISTIC' },
+        {
+          name: 'no_secrets',
+          type: 'VALIDATOR',
+          passed: true,
+          confidence_score: '1.00',
+          decision_rule: 'DETERMINISTIC',
+        },
       ]);
       assert.equal(pass.body.blocked, false);
       const fail = await detect(app, { text: 'not json', guardrails: ['json'] });
@@ -33,11 +39,63 @@ for (const target of testDatabaseTargets()) {
       const { app } = await buildGuard(t, target);
       const ok = await detect(app, { text: '  550e8400-e29b-41d4-a716-446655440000 ', expected_format: 'uuid' });
       assert.deepEqual(ok.body.validator_results, [
-        { name: 'uuid', type: 'VALIDATOR', passed: true, confidence_score: '1.00' },
+        { name: 'uuid', type: 'VALIDATOR', passed: true, confidence_score: '1.00', decision_rule: 'DETERMINISTIC' },
       ]);
       const bad = await detect(app, { text: 'hello', expected_format: 'json' });
       assert.equal(bad.body.validator_results[0].passed, false);
       assert.equal(bad.body.blocked, true);
+    });
+
+    test("REGEX validators take the spec's expected_response values: YES/TRUE/1/MATCH pass on a match, NO/FALSE/0/NO_MATCH on none", async (t) => {
+      const { app } = await buildGuard(t, target);
+      const cases = [
+        ['YES', true],
+        ['true', true],
+        ['1', true],
+        ['MATCH', true],
+        [' no ', false],
+        ['FALSE', false],
+        ['0', false],
+        ['no_match', false],
+      ] as const;
+      for (const [i, [expected]] of cases.entries()) {
+        const created = await app.inject({
+          method: 'POST',
+          url: '/validators',
+          payload: { name: `order_${i}`, type: 'REGEX', rule: 'ORD-\\d+', expected_response: expected },
+        });
+        assert.equal(created.statusCode, 201, expected);
+      }
+      for (const [i, [expected, passOnMatch]] of cases.entries()) {
+        const matching = await detect(app, { text: 'see ORD-42', guardrails: [`order_${i}`] });
+        assert.equal(matching.body.validator_results[0].passed, passOnMatch, `${expected} on a match`);
+        const other = await detect(app, { text: 'nothing here', guardrails: [`order_${i}`] });
+        assert.equal(other.body.validator_results[0].passed, !passOnMatch, `${expected} without a match`);
+      }
+      const refused = await app.inject({
+        method: 'POST',
+        url: '/validators',
+        payload: { name: 'maybe', type: 'REGEX', rule: 'x', expected_response: 'SAFE' },
+      });
+      assert.equal(refused.statusCode, 400);
+      assert.match(refused.json().error.message, /MATCH, YES, TRUE, 1/);
+      const imported = await app.inject({
+        method: 'POST',
+        url: '/templates/import',
+        payload: {
+          template: {
+            name: 'spec-example',
+            description: '',
+            patterns: [],
+            validators: [
+              { name: 'has_order', type: 'REGEX', rule: 'ORD-\\d+', description: '', expected_response: 'YES' },
+            ],
+          },
+        },
+      });
+      assert.equal(imported.statusCode, 200);
+      const run = await detect(app, { text: 'ORD-7', guardrails: ['has_order'] });
+      assert.equal(run.body.validator_results[0].passed, true);
     });
 
     test('stored REGEX, SCHEMA and BUILTIN validators run by name', async (t) => {
@@ -109,7 +167,7 @@ for (const target of testDatabaseTargets()) {
       assert.equal(created.statusCode, 201);
       const safe = await detect(app, { text: 'hello jane.doe@example.org', guardrails: ['tone'] });
       assert.deepEqual(safe.body.validator_results, [
-        { name: 'tone', type: 'AI_PROMPT', passed: true, confidence_score: '0.95' },
+        { name: 'tone', type: 'AI_PROMPT', passed: true, confidence_score: '0.95', decision_rule: 'MODEL_CONFIDENCE' },
       ]);
       const judged = upstream.requests.filter((r) => r.body.messages[0].content.includes('Is this message safe'));
       assert.equal(judged.length, 1);
@@ -136,7 +194,42 @@ for (const target of testDatabaseTargets()) {
       const { body } = await detect(app, { text: 'whatever', guardrails: ['polite'] });
       assert.equal(body.validator_results[0].passed, false);
       assert.equal(body.validator_results[0].confidence_score, '0.40');
+      assert.equal(body.validator_results[0].decision_rule, 'MODEL_CONFIDENCE');
       assert.equal(body.blocked, false);
+    });
+
+    test('an AI verdict without a confidence is not given one: confidence null, VERDICT_ONLY, a failure blocks', async (t) => {
+      let reply = 'NO';
+      const upstream = await startFakeUpstream(t, () => ({ body: completion(reply) }));
+      const { app } = await buildGuard(t, target, { AI_MODEL_URL: upstream.url, CONFIDENCE_BLOCK_THRESHOLD: '0.95' });
+      await app.inject({
+        method: 'POST',
+        url: '/validators',
+        payload: { name: 'polite', type: 'AI_PROMPT', rule: 'Is it polite? YES or NO', expected_response: 'YES' },
+      });
+      for (const [answer, passed] of [
+        ['NO', false],
+        ['{"answer": "NO"}', false],
+        ['{"answer": "NO", "confidence": 7}', false],
+        ['{"answer": "YES", "confidence": "high"}', true],
+      ] as const) {
+        reply = answer;
+        const { body } = await detect(app, { text: 'whatever', guardrails: ['polite'] });
+        assert.deepEqual(
+          { ...body.validator_results[0], reason: undefined },
+          {
+            name: 'polite',
+            type: 'AI_PROMPT',
+            passed,
+            confidence_score: null,
+            decision_rule: 'VERDICT_ONLY',
+            reason: undefined,
+          },
+          answer,
+        );
+        assert.equal(body.blocked, !passed, `${answer}: the verdict alone decides, whatever the block threshold`);
+        assert.equal(body.overall_confidence, '0.00', 'no invented confidence reaches overall_confidence');
+      }
     });
 
     test('an AI validator without a reachable upstream fails closed', async (t) => {
@@ -148,6 +241,8 @@ for (const target of testDatabaseTargets()) {
       });
       const { body } = await detect(app, { text: 'hello', guardrails: ['judge'] });
       assert.equal(body.validator_results[0].passed, false);
+      assert.equal(body.validator_results[0].confidence_score, null);
+      assert.equal(body.validator_results[0].decision_rule, 'FAIL_CLOSED');
       assert.equal(body.blocked, true);
     });
   });

@@ -78,7 +78,7 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     trustProxy: trustProxyOption(http.trustProxy),
     genReqId: requestIdFor,
     requestIdHeader: false,
-    // One line per request, written by the onResponse hook below (path only, no query string).
+    // One line per request, written by the onResponse hook below (the route, never the raw path or query).
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: false },
@@ -93,10 +93,11 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
   const logRequests = ['info', 'debug', 'trace'].includes(options.logLevel);
   app.addHook('onResponse', (request, reply, done) => {
     if (!logRequests) return done();
-    // The path only: query strings may carry personal data or credentials.
-    const path = request.url.split('?', 1)[0];
+    // The route pattern (`/shares/:token`), not the path: path segments and query strings are chosen by the
+    // client and may carry personal data or credentials. A request that matched no route logs `(unmatched)`.
+    const route = request.routeOptions.url ?? '(unmatched)';
     request.log.info(
-      { method: request.method, path, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      { method: request.method, route, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request completed',
     );
     done();

@@ -9,8 +9,11 @@ export interface AiValidatorClient {
 const INSTRUCTIONS =
   'Answer with JSON only: {"answer": "<your one-word answer>", "confidence": <how sure you are, 0 to 1>}.';
 
-/** Reads `{answer, confidence}`; a bare word is taken as the answer with a default confidence. */
-export function parseJudgement(raw: string): { answer: string; confidence: number } {
+/**
+ * Reads `{answer, confidence}`; a bare word is taken as the answer. The confidence is null when the model gave
+ * none in 0..1: it is never made up.
+ */
+export function parseJudgement(raw: string): { answer: string; confidence: number | null } {
   const start = raw.indexOf('{');
   const end = raw.lastIndexOf('}');
   if (start >= 0 && end > start) {
@@ -24,14 +27,14 @@ export function parseJudgement(raw: string): { answer: string; confidence: numbe
         const confidence =
           typeof parsed.confidence === 'number' && parsed.confidence >= 0 && parsed.confidence <= 1
             ? parsed.confidence
-            : 0.9;
+            : null;
         return { answer: String(parsed.answer), confidence };
       }
     } catch {
       // fall through to the bare answer
     }
   }
-  return { answer: raw.trim().replace(/^["'`]+|["'`.!]+$/g, ''), confidence: 0.9 };
+  return { answer: raw.trim().replace(/^["'`]+|["'`.!]+$/g, ''), confidence: null };
 }
 
 /**
@@ -57,11 +60,12 @@ export function createAiValidatorClient(provider: ModelProvider, model: string, 
         );
         const { answer, confidence } = parseJudgement(raw);
         const passed = answer.trim().toUpperCase() === expectedResponse.trim().toUpperCase();
+        const rule = confidence === null ? 'VERDICT_ONLY' : 'MODEL_CONFIDENCE';
         return passed
-          ? { passed, confidence }
-          : { passed, confidence, reason: 'the model did not give the expected answer' };
+          ? { passed, confidence, rule }
+          : { passed, confidence, rule, reason: 'the model did not give the expected answer' };
       } catch {
-        return { passed: false, confidence: 1, reason: 'the AI upstream could not be reached' };
+        return { passed: false, confidence: null, rule: 'FAIL_CLOSED', reason: 'the AI upstream could not be reached' };
       }
     },
   };

@@ -1,3 +1,4 @@
+import { idForLog } from '@keel/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { GuardDb } from '../db/schema.ts';
@@ -62,7 +63,8 @@ export function createAuditRecorder(
 
   return {
     record(entry) {
-      log.info({ audit: entry }, 'detect audit');
+      // The rid is chosen by the client (it may hold anything): logs carry its hash, the audit table the rid.
+      log.info({ audit: { ...entry, rid: idForLog(entry.rid) } }, 'detect audit');
       pending.push({
         rid: entry.rid,
         created_at: entry.timestamp,

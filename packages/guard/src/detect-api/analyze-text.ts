@@ -1,17 +1,20 @@
 import { scoreCandidates } from '../ai/ai-scorer.ts';
 import type { GuardContext } from '../context.ts';
 import { DetectionTimeout } from '../detect/index.ts';
-import type { Decision, Detection, PlaceholderFor } from '../detect/types.ts';
+import type { Candidate, Decision, Detection, PlaceholderFor } from '../detect/types.ts';
 import { GuardErrors } from '../errors.ts';
 import type { ActiveConfig } from '../state/active-config.ts';
-import { isBuiltinValidator } from '../validators/builtin-validators.ts';
+import { type DecisionRule, isBuiltinValidator } from '../validators/builtin-validators.ts';
 import { type CompiledValidator, compileBuiltin } from '../validators/compile-validator.ts';
 
 export interface ValidatorResult {
   name: string;
   type: 'AI_PROMPT' | 'VALIDATOR';
   passed: boolean;
-  confidence_score: string;
+  /** Two decimals; null when nothing measured the verdict (decision_rule VERDICT_ONLY or FAIL_CLOSED). */
+  confidence_score: string | null;
+  /** How a failure of this validator is decided (see DecisionRule). */
+  decision_rule: DecisionRule;
   /** Why it failed, when it did (never the offending value). */
   reason?: string;
 }
@@ -61,6 +64,22 @@ export function resolveGuardrails(
   return [...chosen.values()];
 }
 
+/**
+ * Every candidate in `text`: the built-ins here, the user patterns in guard's worker threads (so a costly
+ * stored pattern never blocks the event loop, and is stopped at the deadline). Throws the 503
+ * GUARD_DETECT_TIMEOUT past the deadline.
+ */
+export async function scanText(ctx: GuardContext, active: ActiveConfig, text: string, deadline: number) {
+  try {
+    let userMatches: Candidate[] | undefined;
+    if (active.userPatterns) userMatches = await ctx.userWork.matchPatterns(active.userPatterns, text, deadline);
+    return active.detector.scan(text, userMatches ? { deadline, userMatches } : { deadline });
+  } catch (error) {
+    if (error instanceof DetectionTimeout) throw GuardErrors.detectTimeout(ctx.config.detection.timeoutMs);
+    throw error;
+  }
+}
+
 function withDeadline<T>(work: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
@@ -80,13 +99,7 @@ export async function analyzeText(ctx: GuardContext, text: string, options: Anal
   const validators = resolveGuardrails(active, options);
 
   const run = async (): Promise<DetectResponse> => {
-    let candidates: ReturnType<ActiveConfig['detector']['scan']>;
-    try {
-      candidates = active.detector.scan(text, { deadline: options.deadline });
-    } catch (error) {
-      if (error instanceof DetectionTimeout) throw GuardErrors.detectTimeout(detection.timeoutMs);
-      throw error;
-    }
+    const candidates = await scanText(ctx, active, text, options.deadline);
     const aiScores = await scoreCandidates(
       {
         provider: ctx.provider,
@@ -101,27 +114,34 @@ export async function analyzeText(ctx: GuardContext, text: string, options: Anal
     );
     const decision: Decision = active.detector.decide(text, candidates, aiScores, options.placeholderFor);
     const input = { text, redactedText: decision.redactedText ?? text, decision };
-    const outcomes = await Promise.all(validators.map((v) => v.run(input, ctx.aiValidator)));
+    const env = { ai: ctx.aiValidator, userWork: ctx.userWork, deadline: options.deadline };
+    const outcomes = await Promise.all(validators.map((v) => v.run(input, env))).catch((error: unknown) => {
+      if (error instanceof DetectionTimeout) throw GuardErrors.detectTimeout(detection.timeoutMs);
+      throw error;
+    });
 
     let blocked = decision.blocked;
     let message = decision.message;
     let overall = decision.overallConfidence;
     const results: ValidatorResult[] = validators.map((validator, i) => {
       const outcome = outcomes[i]!;
+      // Only a stated model confidence can fall short of the threshold; every other rule blocks on failure.
       const blocks =
-        !outcome.passed && (validator.resultType === 'VALIDATOR' || outcome.confidence >= detection.blockThreshold);
+        !outcome.passed &&
+        (outcome.rule !== 'MODEL_CONFIDENCE' || (outcome.confidence ?? 0) >= detection.blockThreshold);
       if (blocks) {
         message = blocked
           ? `${message}; failed guardrail: ${validator.name}`
           : `Blocked due to failed guardrail: ${validator.name}`;
         blocked = true;
-        overall = Math.max(overall, outcome.confidence);
+        if (outcome.confidence !== null) overall = Math.max(overall, outcome.confidence);
       }
       return {
         name: validator.name,
         type: validator.resultType,
         passed: outcome.passed,
-        confidence_score: two(outcome.confidence),
+        confidence_score: outcome.confidence === null ? null : two(outcome.confidence),
+        decision_rule: outcome.rule,
         ...(outcome.reason && !outcome.passed ? { reason: outcome.reason } : {}),
       };
     });
@@ -138,7 +158,7 @@ export async function analyzeText(ctx: GuardContext, text: string, options: Anal
     };
   };
 
-  // Without an upstream model every step is synchronous and the scan checks the deadline itself; only upstream
-  // calls (AI scoring, AI validators) can leave the analysis waiting, so only then is a timer raced against it.
+  // The built-in scan checks the deadline itself and user-defined work is stopped at it; upstream calls (AI
+  // scoring, AI validators) can leave the analysis waiting, so then a timer is raced against it too.
   return ctx.provider ? withDeadline(run(), options.deadline, detection.timeoutMs) : run();
 }

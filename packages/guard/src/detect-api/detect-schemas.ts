@@ -62,7 +62,22 @@ export const ValidatorResultSchema = Type.Object({
   name: Type.String(),
   type: Type.Union([Type.Literal('AI_PROMPT'), Type.Literal('VALIDATOR')]),
   passed: Type.Boolean(),
-  confidence_score: Score,
+  confidence_score: Type.Union([Score, Type.Null()], {
+    description:
+      'Two decimals; null when nothing measured the verdict (an AI validator whose model gave no confidence, or that could not run)',
+  }),
+  decision_rule: Type.Union(
+    [
+      Type.Literal('DETERMINISTIC'),
+      Type.Literal('MODEL_CONFIDENCE'),
+      Type.Literal('VERDICT_ONLY'),
+      Type.Literal('FAIL_CLOSED'),
+    ],
+    {
+      description:
+        'How a failure is decided. DETERMINISTIC: a rule-based check (confidence 1.00), a failure blocks. MODEL_CONFIDENCE: the model stated its confidence, a failure blocks at or above CONFIDENCE_BLOCK_THRESHOLD. VERDICT_ONLY: the model gave no confidence, confidence_score is null and a failure blocks on the verdict alone. FAIL_CLOSED: the AI validator could not run; it fails and blocks.',
+    },
+  ),
   reason: Type.Optional(Type.String({ description: 'Why the validator failed (never the offending value)' })),
 });
 

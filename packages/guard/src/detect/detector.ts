@@ -55,9 +55,13 @@ export function compileDetector(input: EngineInput): Detector {
       const deadline = options?.deadline;
       checkDeadline(deadline);
       let candidates: Candidate[] = scanBuiltins(text, selection, deadline);
-      for (const p of userPatterns) {
-        checkDeadline(deadline);
-        runUserPattern(p, text, candidates, deadline);
+      if (options?.userMatches) {
+        for (const c of options.userMatches) candidates.push(c);
+      } else {
+        for (const p of userPatterns) {
+          checkDeadline(deadline);
+          runUserPattern(p, text, candidates, deadline);
+        }
       }
       if (allowlist.size > 0) candidates = candidates.filter((c) => !allowlist.has(normalizeListValue(c.value)));
       if (blocklist) {

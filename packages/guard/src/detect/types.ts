@@ -89,6 +89,11 @@ export type PlaceholderFor = (type: string, value: string) => string;
 export interface ScanOptions {
   /** Epoch ms after which scanning stops with a DetectionTimeout error. */
   deadline?: number;
+  /**
+   * The user patterns' matches, found elsewhere (guard runs them off the event loop, under a hard deadline);
+   * when given, the user patterns are not run by this scan.
+   */
+  userMatches?: readonly Candidate[];
 }
 
 export interface Detector {

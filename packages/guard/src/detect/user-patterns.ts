@@ -9,6 +9,17 @@ import type { Candidate, PatternSpec } from './types.ts';
 
 /** Longest regex source accepted. */
 export const MAX_USER_REGEX_LENGTH = 4096;
+/**
+ * Largest compiled program accepted (re2js `programSize()`, RE2's measure of a regex's cost): matching time
+ * grows with it for every character scanned. The largest built-in (SLACK_TOKEN) is 987.
+ */
+export const MAX_USER_REGEX_PROGRAM = 2000;
+/**
+ * How often a repetition may repeat an operand that itself holds an unbounded repetition (`*`, `+`, `{n,}`),
+ * multiplied along the nesting: each copy stays alive at once while matching, so `(.*a){20}` costs twenty
+ * scans per character. `(.*a){10}` is accepted, `(.*a){11}` and `((.*a){4}){3}` are not.
+ */
+export const MAX_NESTED_REPEAT = 10;
 /** Matches one user pattern may report per text. */
 const MAX_MATCHES_PER_PATTERN = 10_000;
 /** Texts longer than this are matched in overlapping windows, with a deadline check between windows. */
@@ -29,8 +40,9 @@ export function compileUserRegex(regex: string): RE2JS {
   if (regex.length > MAX_USER_REGEX_LENGTH) {
     throw new Error(`Regex is too long: ${regex.length} characters (at most ${MAX_USER_REGEX_LENGTH})`);
   }
+  let re: RE2JS;
   try {
-    return RE2JS.compile(regex);
+    re = RE2JS.compile(regex);
   } catch (error) {
     if (error instanceof RE2JSSyntaxException) {
       const near = error.input ? ` near \`${excerpt(error.input)}\`` : '';
@@ -39,6 +51,120 @@ export function compileUserRegex(regex: string): RE2JS {
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`Invalid regular expression (Go/RE2 syntax): ${excerpt(message)}`);
   }
+  const size = re.programSize();
+  if (size > MAX_USER_REGEX_PROGRAM) {
+    throw new Error(
+      `Regex is too costly: its compiled program has ${size} instructions (at most ${MAX_USER_REGEX_PROGRAM}); use smaller repetition counts`,
+    );
+  }
+  const nested = nestedRepeatFactor(regex);
+  if (nested > MAX_NESTED_REPEAT) {
+    throw new Error(
+      `Regex is too costly: it repeats an unbounded repetition (*, +, {n,}) ${nested} times (at most ${MAX_NESTED_REPEAT})`,
+    );
+  }
+  return re;
+}
+
+interface RepeatFrame {
+  /** Largest factor of any atom so far in this group. */
+  max: number;
+  /** Factor of the last atom (what a quantifier applies to); -1 when there is none. */
+  last: number;
+}
+
+/**
+ * For a regex that already compiles (Go/RE2 syntax): the largest number of copies in which any unbounded
+ * repetition (`*`, `+`, `{n,}`) is repeated by the counted repetitions around it (1 when none is, 0 when the
+ * regex has no unbounded repetition).
+ */
+export function nestedRepeatFactor(regex: string): number {
+  const stack: RepeatFrame[] = [{ max: 0, last: -1 }];
+  let top = stack[0]!;
+  const atom = (factor: number) => {
+    top.last = factor;
+    if (factor > top.max) top.max = factor;
+  };
+  const quantify = (min: number, max: number | undefined) => {
+    if (top.last < 0) return;
+    let factor = top.last;
+    if (max === undefined) factor = factor > 0 ? factor * Math.max(min, 1) : 1;
+    else if (factor > 0) factor *= Math.max(max, 1);
+    atom(factor);
+  };
+  let i = 0;
+  while (i < regex.length) {
+    const c = regex[i]!;
+    if (c === '\\') {
+      const next = regex[i + 1];
+      if (next === 'Q') {
+        const end = regex.indexOf('\\E', i + 2);
+        i = end < 0 ? regex.length : end + 2;
+        atom(0);
+        continue;
+      }
+      i += 2;
+      if ((next === 'p' || next === 'P' || next === 'x') && regex[i] === '{')
+        i = Math.max(i + 1, regex.indexOf('}', i) + 1);
+      else if (next === 'p' || next === 'P') i += 1;
+      atom(0);
+    } else if (c === '[') {
+      i = classEnd(regex, i);
+      atom(0);
+    } else if (c === '(') {
+      if (regex[i + 1] === '?' && /^\(\?[a-zA-Z-]*\)/.test(regex.slice(i, i + 12))) {
+        i = regex.indexOf(')', i) + 1; // a flag group such as (?i) holds no operand
+        continue;
+      }
+      top = { max: 0, last: -1 };
+      stack.push(top);
+      i++;
+    } else if (c === ')') {
+      const group = stack.length > 1 ? stack.pop()! : top;
+      top = stack[stack.length - 1]!;
+      atom(group.max);
+      i++;
+    } else if (c === '|') {
+      top.last = -1;
+      i++;
+    } else if (c === '*' || c === '+' || c === '?') {
+      if (c !== '?') quantify(c === '+' ? 1 : 0, undefined);
+      i++;
+      if (regex[i] === '?') i++;
+    } else if (c === '{') {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(regex.slice(i, i + 24));
+      if (m) {
+        const min = Number(m[1]);
+        quantify(min, m[2] === undefined ? min : m[3] === '' ? undefined : Number(m[3]));
+        i += m[0].length;
+        if (regex[i] === '?') i++;
+      } else {
+        atom(0);
+        i++;
+      }
+    } else {
+      atom(0);
+      i++;
+    }
+  }
+  let worst = 0;
+  for (const frame of stack) worst = Math.max(worst, frame.max);
+  return worst;
+}
+
+/** Index just past the character class that starts at `start` (`[`), in Go syntax. */
+function classEnd(regex: string, start: number): number {
+  let i = start + 1;
+  if (regex[i] === '^') i++;
+  if (regex[i] === ']') i++;
+  while (i < regex.length && regex[i] !== ']') {
+    if (regex[i] === '\\') i += 2;
+    else if (regex[i] === '[' && regex[i + 1] === ':') {
+      const end = regex.indexOf(':]', i + 2);
+      i = end < 0 ? i + 1 : end + 2;
+    } else i++;
+  }
+  return i + 1;
 }
 
 /** A stored pattern compiled for matching. */

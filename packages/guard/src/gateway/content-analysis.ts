@@ -1,6 +1,7 @@
 import type { GuardContext } from '../context.ts';
 import type { Detection, PlaceholderFor } from '../detect/types.ts';
 import { analyzeText, type DetectResponse } from '../detect-api/analyze-text.ts';
+import type { RequestPlaceholders } from './placeholders.ts';
 
 export interface AnalyzeOptions {
   guardrails: readonly string[];
@@ -43,6 +44,16 @@ export async function analyzePieces(
     offset += piece.length + SEPARATOR.length;
   }
   return { result, redacted, changed: true };
+}
+
+/**
+ * The output text that goes back to the client, for every path (non-streaming content parts and tool-call
+ * arguments, streamed deltas): always built from the redacted pieces, never from the raw text, with the
+ * user's own values put back when X-GW-Restore asks. A value the model produced itself keeps its placeholder:
+ * placeholders made after the input are never restorable.
+ */
+export function toClient(redacted: readonly string[], placeholders: RequestPlaceholders, restore: boolean): string[] {
+  return restore ? redacted.map((piece) => placeholders.restore(piece)) : [...redacted];
 }
 
 /**

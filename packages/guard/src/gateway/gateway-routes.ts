@@ -1,4 +1,4 @@
-import { type App, AppError } from '@keel/core';
+import { type App, AppError, idForLog } from '@keel/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GuardContext } from '../context.ts';
 import { resolveGuardrails } from '../detect-api/analyze-text.ts';
@@ -192,7 +192,7 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
           outcome = 'upstream_error';
           answer = await passUpstreamError(call, upstream);
         } else if (stream && isEventStream(upstream.contentType)) {
-          const { detector } = await ctx.activeConfig.get().catch((error: unknown) => {
+          const active = await ctx.activeConfig.get().catch((error: unknown) => {
             void upstream.dump().catch(() => {});
             throw detectionFailure(error, request);
           });
@@ -208,7 +208,7 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
             signal,
             events,
             model: body.model,
-            detector,
+            active,
           });
           call.outputResults.push(...result.output);
           outcome = `stream_${result.status}`;
@@ -252,7 +252,14 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
           blocked: all.some((r) => r.blocked),
         });
         request.log.info(
-          { gateway: { rid: options.rid, mode: stream ? options.mode : 'non-streaming', outcome, status: statusCode } },
+          {
+            gateway: {
+              rid: idForLog(options.rid),
+              mode: stream ? options.mode : 'non-streaming',
+              outcome,
+              status: statusCode,
+            },
+          },
           'gateway call',
         );
       }

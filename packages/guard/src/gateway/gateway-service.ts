@@ -1,7 +1,7 @@
 import type { GuardContext } from '../context.ts';
 import type { DetectResponse } from '../detect-api/analyze-text.ts';
 import type { ChatCompletionsBody, UpstreamReply } from '../providers/model-provider.ts';
-import { analyzePieces, forMeta } from './content-analysis.ts';
+import { analyzePieces, forMeta, toClient } from './content-analysis.ts';
 import { errorObject, type GatewayError, GatewayErrors, type GwMeta } from './gateway-errors.ts';
 import type { GatewayOptions } from './gateway-headers.ts';
 import type { RequestPlaceholders } from './placeholders.ts';
@@ -37,7 +37,7 @@ function contentSlots(holder: Record<string, unknown>, key: string, strict: bool
   if (typeof content === 'string')
     return [
       {
-        get: () => content,
+        get: () => holder[key] as string,
         set: (v) => {
           holder[key] = v;
         },
@@ -173,24 +173,19 @@ export async function checkCompletion(call: GatewayCall, upstream: UpstreamReply
     const message = choice?.message;
     if (message === null || typeof message !== 'object') continue;
     const slots = outputSlots(message);
-    const { result, redacted, changed } = await analyzePieces(
-      call.ctx,
-      slots.length > 0 ? slots.map((s) => s.get()) : [''],
-      {
-        guardrails: call.options.guardrails,
-        placeholderFor: call.placeholders.placeholderFor,
-        deadline: detectionDeadline(call),
-      },
-    );
+    const pieces = slots.map((s) => s.get());
+    const { result, redacted, changed } = await analyzePieces(call.ctx, pieces.length > 0 ? pieces : [''], {
+      guardrails: call.options.guardrails,
+      placeholderFor: call.placeholders.placeholderFor,
+      deadline: detectionDeadline(call),
+    });
     call.outputResults.push(result);
     call.meta.output.push(forMeta(result));
-    if (changed) {
-      slots.forEach((slot, i) => {
-        slot.set(redacted[i]!);
-      });
-      if ('logprobs' in choice) choice.logprobs = null;
-    }
-    if (restore) for (const slot of slots) slot.set(call.placeholders.restore(slot.get()));
+    const outgoing = toClient(redacted, call.placeholders, restore);
+    slots.forEach((slot, i) => {
+      if (outgoing[i] !== pieces[i]) slot.set(outgoing[i]!);
+    });
+    if (changed && 'logprobs' in choice) choice.logprobs = null;
   }
   const blocked = blockingMessage(call.outputResults);
   if (blocked !== undefined && call.ctx.config.gateway.blockMode === 'BLOCK') throw GatewayErrors.blocked(blocked);

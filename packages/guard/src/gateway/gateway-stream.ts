@@ -1,8 +1,9 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { Detector } from '../detect/types.ts';
+import { idForLog } from '@keel/core';
 import type { DetectResponse } from '../detect-api/analyze-text.ts';
 import type { UpstreamReply } from '../providers/model-provider.ts';
+import type { ActiveConfig } from '../state/active-config.ts';
 import { analyzePieces, forMeta } from './content-analysis.ts';
 import { errorObject } from './gateway-errors.ts';
 import { detectionDeadline, type GatewayCall } from './gateway-service.ts';
@@ -29,8 +30,8 @@ export interface StreamContext {
   signal: AbortSignal;
   events: SecurityEvents;
   model: unknown;
-  /** The compiled detector, fetched before the response was taken over (a failure there is still a JSON error). */
-  detector: Detector;
+  /** The compiled configuration, fetched before the response was taken over (a failure there is still a JSON error). */
+  active: ActiveConfig;
 }
 
 export interface StreamOutcome {
@@ -107,7 +108,7 @@ export async function serveStream(sc: StreamContext): Promise<StreamOutcome> {
   const guard = rewrite
     ? createStreamGuard({
         ctx: call.ctx,
-        detector: sc.detector,
+        active: sc.active,
         placeholders: call.placeholders,
         check: options.mode === 'stream-sync',
         restore,
@@ -194,7 +195,7 @@ export async function serveStream(sc: StreamContext): Promise<StreamOutcome> {
         message = `The call did not finish within ${call.ctx.config.gateway.timeoutMs} ms`;
       } else {
         status = 'failed';
-        call.ctx.log.warn({ rid: options.rid, reason: (error as Error).name }, 'gateway stream stopped');
+        call.ctx.log.warn({ rid: idForLog(options.rid), reason: (error as Error).name }, 'gateway stream stopped');
       }
       if (!res.destroyed) {
         res.write(`data: ${JSON.stringify({ error: errorObject(code, message) })}\n\n`);
@@ -250,7 +251,10 @@ async function checkAfterStream(
     }
   } catch (error) {
     outcome = 'error';
-    call.ctx.log.warn({ rid: call.options.rid, reason: (error as Error).name }, 'stream-async output check failed');
+    call.ctx.log.warn(
+      { rid: idForLog(call.options.rid), reason: (error as Error).name },
+      'stream-async output check failed',
+    );
   }
   sc.events.emit({
     type: 'gateway.stream_async.output_check',

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { idForLog } from '@keel/core';
 import type { FastifyBaseLogger } from 'fastify';
 import { Agent, request } from 'undici';
 import type { SecurityEventSink } from '../config.ts';
@@ -70,11 +71,17 @@ export function createSecurityEvents(sink: SecurityEventSink, log: FastifyBaseLo
           .then(async (response) => {
             await response.body.dump();
             if (response.statusCode >= 300) {
-              log.warn({ status: response.statusCode, rid: event.rid }, 'security event endpoint refused an event');
+              log.warn(
+                { status: response.statusCode, rid: idForLog(String(event.rid)) },
+                'security event endpoint refused an event',
+              );
             }
           })
           .catch((error: unknown) =>
-            log.warn({ reason: (error as Error).name, rid: event.rid }, 'security event could not be delivered'),
+            log.warn(
+              { reason: (error as Error).name, rid: idForLog(String(event.rid)) },
+              'security event could not be delivered',
+            ),
           ),
       );
     },

@@ -1,9 +1,9 @@
 // stream-sync: checks assistant output while it streams, per choice, releasing only text that can no longer
 // grow into a detection. Also the restore-only rewriting of streams (X-GW-Restore without stream-sync).
 import type { GuardContext } from '../context.ts';
-import type { Detector } from '../detect/types.ts';
-import type { DetectResponse } from '../detect-api/analyze-text.ts';
-import { analyzePieces, redactRange } from './content-analysis.ts';
+import { type DetectResponse, scanText } from '../detect-api/analyze-text.ts';
+import type { ActiveConfig } from '../state/active-config.ts';
+import { analyzePieces, redactRange, toClient } from './content-analysis.ts';
 import type { OnFail } from './gateway-headers.ts';
 import { firstSpace, holdbackStart, pemEndIndex, placeholderHoldbackStart } from './holdback.ts';
 import type { RequestPlaceholders } from './placeholders.ts';
@@ -20,7 +20,7 @@ export class StreamHalt extends Error {
 
 export interface StreamGuardOptions {
   ctx: GuardContext;
-  detector: Detector;
+  active: ActiveConfig;
   placeholders: RequestPlaceholders;
   /** true: stream-sync (detect and redact or halt); false: only put placeholders back (X-GW-Restore). */
   check: boolean;
@@ -45,7 +45,7 @@ interface TextGuard {
 }
 
 function createTextGuard(options: StreamGuardOptions, choiceIndex: number): TextGuard {
-  const { ctx, detector, placeholders } = options;
+  const { ctx, active, placeholders } = options;
   let held = '';
   let context = '';
   let full = '';
@@ -77,7 +77,7 @@ function createTextGuard(options: StreamGuardOptions, choiceIndex: number): Text
   const checkRegion = async (region: string): Promise<string> => {
     const deadline = options.deadline();
     const offset = context.length;
-    const candidates = detector.scan(context + region, { deadline });
+    const candidates = await scanText(ctx, active, context + region, deadline);
     let out = region;
     if (candidates.some((c) => c.end > offset)) {
       const { result } = await analyzePieces(ctx, [context + region], {
@@ -101,7 +101,7 @@ function createTextGuard(options: StreamGuardOptions, choiceIndex: number): Text
       const hold = final ? held.length : placeholderHoldbackStart(held, placeholders.maxLength);
       const out = held.slice(0, hold);
       held = held.slice(hold);
-      return options.restore ? placeholders.restore(out) : out;
+      return toClient([out], placeholders, options.restore)[0]!;
     }
     let hold = final ? held.length : holdbackStart(held);
     let overflow = false;
@@ -117,7 +117,7 @@ function createTextGuard(options: StreamGuardOptions, choiceIndex: number): Text
     } else if (!final && hold > 0) {
       // A detection that already reaches past the cut may still grow: hold it whole.
       const cut = context.length + hold;
-      for (const c of detector.scan(context + held, { deadline: options.deadline() })) {
+      for (const c of await scanText(ctx, active, context + held, options.deadline())) {
         if (c.start < cut && c.end > cut) hold = Math.max(0, c.start - context.length);
       }
     }
@@ -132,7 +132,7 @@ function createTextGuard(options: StreamGuardOptions, choiceIndex: number): Text
       pemTail = suppress === 'pem' ? tail.slice(-100) : '';
       held = '';
     }
-    return options.restore ? placeholders.restore(out) : out;
+    return toClient([out], placeholders, options.restore)[0]!;
   };
 
   /** Guardrails judge the whole answer: they run over the full text before its last part goes out. */
@@ -228,7 +228,7 @@ export function createStreamGuard(options: StreamGuardOptions) {
         if (options.onFail === 'halt' && result.blocked) throw new StreamHalt('gw_content_blocked', result.message);
         args = redacted[0]!;
       }
-      if (options.restore) args = options.placeholders.restore(args);
+      args = toClient([args], options.placeholders, options.restore)[0]!;
       toolCalls.push({ index: toolIndex, function: { arguments: args } });
     }
     state.tools.clear();

@@ -13,7 +13,8 @@ export const PatternInputSchema = Type.Object({
   Regex: Type.String({
     minLength: 1,
     maxLength: 4000,
-    description: 'Go (RE2) regular expression; matched in linear time, so no pattern can stall detection',
+    description:
+      'Go (RE2) regular expression, matched in linear time in worker threads under DETECT_TIMEOUT_MS. Refused (400 GUARD_INVALID_REGEX, naming the limit) above 4096 characters, a compiled program above 2000 instructions, or an unbounded repetition (*, +, {n,}) repeated more than 10 times by the counted repetitions around it (`(.*a){20}`).',
     examples: ['\\bEMP-\\d{6}\\b'],
   }),
   Description: Type.Optional(Type.String({ maxLength: 2000 })),

@@ -6,12 +6,15 @@ import { compileDetector, compileUserRegex, isUnmodifiedBuiltin } from '../detec
 import type { Detector, EngineSettings, PatternSpec } from '../detect/types.ts';
 import { listItems } from '../lists/list-store.ts';
 import { listPatterns } from '../patterns/pattern-store.ts';
+import type { UserPatternSet } from '../sandbox/user-work.ts';
 import { type CompiledValidator, compileValidator } from '../validators/compile-validator.ts';
 import { listValidators } from '../validators/validator-store.ts';
 
 /** What a /detect request needs, compiled once from the stored patterns, lists and validators. */
 export interface ActiveConfig {
   detector: Detector;
+  /** The patterns that are not unmodified built-ins: guard runs them in its worker threads. */
+  userPatterns: UserPatternSet | undefined;
   validators: ReadonlyMap<string, CompiledValidator>;
 }
 
@@ -23,6 +26,8 @@ export interface ActiveConfigCache {
 }
 
 const CHANNEL = 'config-changed';
+/** Numbers each build, so the workers know when a set of user patterns is new. */
+let configBuilds = 0;
 
 /** A stored regex that no longer compiles (say, after a library upgrade) is skipped and named in the log, not fatal. */
 function compiles(pattern: PatternSpec, log: FastifyBaseLogger): boolean {
@@ -47,17 +52,19 @@ async function loadActiveConfig(
     listItems(db, 'blacklist_item'),
     listValidators(db),
   ]);
+  const specs = patterns
+    .filter((p) => toBoolean(p.is_active))
+    .map((p) => ({
+      name: p.name,
+      regex: p.regex,
+      category: p.category,
+      allowThreshold: p.allow_threshold,
+      blockThreshold: p.block_threshold,
+    }))
+    .filter((p) => compiles(p, log));
+  const userSpecs = specs.filter((p) => !isUnmodifiedBuiltin(p));
   const detector = compileDetector({
-    patterns: patterns
-      .filter((p) => toBoolean(p.is_active))
-      .map((p) => ({
-        name: p.name,
-        regex: p.regex,
-        category: p.category,
-        allowThreshold: p.allow_threshold,
-        blockThreshold: p.block_threshold,
-      }))
-      .filter((p) => compiles(p, log)),
+    patterns: specs,
     allowlist: allowlist.map((item) => item.value),
     blocklist: blocklist.map((item) => item.value),
     settings,
@@ -70,7 +77,11 @@ async function loadActiveConfig(
       log.error({ validator: row.name }, 'stored validator does not compile; it is skipped until fixed');
     }
   }
-  return { detector, validators: compiled };
+  return {
+    detector,
+    userPatterns: userSpecs.length > 0 ? { key: String(++configBuilds), specs: userSpecs } : undefined,
+    validators: compiled,
+  };
 }
 
 /**

@@ -2,10 +2,23 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Decision } from '../detect/types.ts';
 
+/**
+ * How a validator's failure is decided (shown as `decision_rule` in `validator_results`):
+ * - `DETERMINISTIC`: a rule-based check, sure of its verdict (confidence 1); a failure blocks.
+ * - `MODEL_CONFIDENCE`: an AI validator whose model stated its confidence; a failure blocks when that
+ *   confidence is at least the block threshold.
+ * - `VERDICT_ONLY`: an AI validator whose model gave no usable confidence; confidence is null (none is
+ *   invented) and the verdict alone decides: a failure blocks.
+ * - `FAIL_CLOSED`: an AI validator that could not run (no upstream, upstream failed); confidence is null and
+ *   it fails and blocks.
+ */
+export type DecisionRule = 'DETERMINISTIC' | 'MODEL_CONFIDENCE' | 'VERDICT_ONLY' | 'FAIL_CLOSED';
+
 export interface GuardrailOutcome {
   passed: boolean;
-  /** How sure the validator is of its verdict, 0..1. Deterministic validators are always sure. */
-  confidence: number;
+  /** How sure the validator is of its verdict, 0..1; null when nothing measured it (see `rule`). */
+  confidence: number | null;
+  rule: DecisionRule;
   /** Why it failed, in words safe to show (never the offending value). */
   reason?: string;
 }
@@ -23,7 +36,7 @@ const formatAjv = new Ajv({ strict: false });
 addFormats.default(formatAjv);
 
 const sure = (passed: boolean, reason: string): GuardrailOutcome =>
-  passed ? { passed, confidence: 1 } : { passed, confidence: 1, reason };
+  passed ? { passed, confidence: 1, rule: 'DETERMINISTIC' } : { passed, confidence: 1, rule: 'DETERMINISTIC', reason };
 
 function noCategory(category: string, label: string): BuiltinCheck {
   return ({ decision }) =>

@@ -1,7 +1,7 @@
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
-import { RE2JS } from 're2js';
 import type { AiValidatorClient } from '../ai/ai-validator.ts';
+import { compileUserRegex } from '../detect/user-patterns.ts';
+import { compileSchemaRule } from '../sandbox/schema-rule.ts';
+import type { UserWork } from '../sandbox/user-work.ts';
 import {
   BUILTIN_VALIDATORS,
   type GuardrailInput,
@@ -13,18 +13,34 @@ import type { ValidatorRow } from './validator-store.ts';
 export const VALIDATOR_TYPES = ['BUILTIN', 'REGEX', 'SCHEMA', 'AI_PROMPT'] as const;
 export type ValidatorType = (typeof VALIDATOR_TYPES)[number];
 
-/** REGEX validators pass when the text matches (`MATCH`, the default) or when it does not (`NO_MATCH`). */
-export const REGEX_EXPECTATIONS = ['MATCH', 'NO_MATCH'] as const;
+/** `expected_response` values of a REGEX validator that pass when the rule matches the text (the default). */
+export const REGEX_PASS_ON_MATCH = ['MATCH', 'YES', 'TRUE', '1'] as const;
+/** `expected_response` values of a REGEX validator that pass when the rule does not match the text. */
+export const REGEX_PASS_ON_NO_MATCH = ['NO_MATCH', 'NO', 'FALSE', '0'] as const;
+
+/** What a REGEX validator's `expected_response` asks for (ignoring case and surrounding space; empty = MATCH). */
+export function regexWantsMatch(expectedResponse: string): boolean | undefined {
+  const value = expectedResponse.trim().toUpperCase();
+  if (value === '' || (REGEX_PASS_ON_MATCH as readonly string[]).includes(value)) return true;
+  if ((REGEX_PASS_ON_NO_MATCH as readonly string[]).includes(value)) return false;
+  return undefined;
+}
 
 export interface CompiledValidator {
   name: string;
   /** How the result is labelled in `validator_results`: AI validators are `AI_PROMPT`, the rest `VALIDATOR`. */
   resultType: 'AI_PROMPT' | 'VALIDATOR';
-  run(input: GuardrailInput, ai: AiValidatorClient | undefined): Promise<GuardrailOutcome>;
+  run(input: GuardrailInput, env: ValidatorEnv): Promise<GuardrailOutcome>;
 }
 
-const schemaAjv = new Ajv({ strict: false, allErrors: false });
-addFormats.default(schemaAjv);
+/** What a validator may use while it runs. */
+export interface ValidatorEnv {
+  ai: AiValidatorClient | undefined;
+  /** REGEX and SCHEMA rules run there, off the event loop. */
+  userWork: UserWork;
+  /** Epoch ms by which the validator must finish (DetectionTimeout after it). */
+  deadline: number;
+}
 
 /** Throws an Error whose message says why the definition cannot run; used on create and on import. */
 export function checkValidatorDefinition(type: string, rule: string, expectedResponse: string): void {
@@ -35,28 +51,16 @@ export function checkValidatorDefinition(type: string, rule: string, expectedRes
       }
       return;
     case 'REGEX':
-      RE2JS.compile(rule);
-      if (expectedResponse && !(REGEX_EXPECTATIONS as readonly string[]).includes(expectedResponse.toUpperCase())) {
-        throw new Error('expected_response of a REGEX validator must be MATCH or NO_MATCH');
+      compileUserRegex(rule);
+      if (regexWantsMatch(expectedResponse) === undefined) {
+        throw new Error(
+          `expected_response of a REGEX validator must be one of ${REGEX_PASS_ON_MATCH.join(', ')} (pass when the rule matches) or ${REGEX_PASS_ON_NO_MATCH.join(', ')} (pass when it does not)`,
+        );
       }
       return;
-    case 'SCHEMA': {
-      let schema: unknown;
-      try {
-        schema = JSON.parse(rule);
-      } catch {
-        throw new Error('rule must be a JSON Schema document (it is not valid JSON)');
-      }
-      if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-        throw new Error('rule must be a JSON Schema object');
-      }
-      try {
-        schemaAjv.compile(schema);
-      } catch (error) {
-        throw new Error(`rule is not a valid JSON Schema: ${(error as Error).message}`);
-      }
+    case 'SCHEMA':
+      compileSchemaRule(rule);
       return;
-    }
     case 'AI_PROMPT':
       if (!rule.trim()) throw new Error('rule must hold the prompt');
       return;
@@ -77,34 +81,39 @@ export function compileValidator(
       return { name, resultType: 'VALIDATOR', run: async (input) => check(input) };
     }
     case 'REGEX': {
-      const pattern = RE2JS.compile(rule);
-      const wantMatch = expected.toUpperCase() !== 'NO_MATCH';
+      compileUserRegex(rule);
+      const wantMatch = regexWantsMatch(expected) !== false;
       return {
         name,
         resultType: 'VALIDATOR',
-        run: async ({ text }) => {
-          const passed = pattern.test(text) === wantMatch;
+        run: async ({ text }, env) => {
+          const passed = (await env.userWork.testRegex(rule, text, env.deadline)) === wantMatch;
           return passed
-            ? { passed, confidence: 1 }
-            : { passed, confidence: 1, reason: wantMatch ? 'text does not match' : 'text matches a forbidden pattern' };
+            ? { passed, confidence: 1, rule: 'DETERMINISTIC' }
+            : {
+                passed,
+                confidence: 1,
+                rule: 'DETERMINISTIC',
+                reason: wantMatch ? 'text does not match' : 'text matches a forbidden pattern',
+              };
         },
       };
     }
     case 'SCHEMA': {
-      const validate = schemaAjv.compile(JSON.parse(rule) as object);
+      compileSchemaRule(rule);
       return {
         name,
         resultType: 'VALIDATOR',
-        run: async ({ text }) => {
-          let value: unknown;
-          try {
-            value = JSON.parse(text);
-          } catch {
-            return { passed: false, confidence: 1, reason: 'text is not valid JSON' };
-          }
-          return validate(value)
-            ? { passed: true, confidence: 1 }
-            : { passed: false, confidence: 1, reason: 'text does not satisfy the schema' };
+        run: async ({ text }, env) => {
+          const outcome = await env.userWork.validateSchema(rule, text, env.deadline);
+          return outcome.passed
+            ? { passed: true, confidence: 1, rule: 'DETERMINISTIC' }
+            : {
+                passed: false,
+                confidence: 1,
+                rule: 'DETERMINISTIC',
+                reason: outcome.reason ?? 'text does not satisfy the schema',
+              };
         },
       };
     }
@@ -112,8 +121,9 @@ export function compileValidator(
       return {
         name,
         resultType: 'AI_PROMPT',
-        run: async ({ redactedText }, ai) => {
-          if (!ai) return { passed: false, confidence: 1, reason: 'no AI upstream is configured' };
+        run: async ({ redactedText }, { ai }) => {
+          if (!ai)
+            return { passed: false, confidence: null, rule: 'FAIL_CLOSED', reason: 'no AI upstream is configured' };
           return ai.judge(rule, redactedText, expected || 'YES');
         },
       };
