@@ -12,7 +12,7 @@ export const ValidatorInputSchema = Type.Object({
   rule: Type.String({
     minLength: 1,
     maxLength: 20_000,
-    description: `BUILTIN: the name of a built-in validator (${Object.keys(BUILTIN_VALIDATORS).join(', ')}). REGEX: a Go (RE2) regex, with the same bounds as a pattern's Regex. SCHEMA: a JSON Schema document (the text must be JSON that satisfies it); its `pattern`/`patternProperties` use RE2 (Go) syntax with the same bounds, and the schema is at most 32 levels deep and 2000 values. AI_PROMPT: the instruction given to the upstream model.`,
+    description: `BUILTIN: the name of a built-in validator (${Object.keys(BUILTIN_VALIDATORS).join(', ')}). REGEX: a Go (RE2) regex, with the same bounds as a pattern's Regex. SCHEMA: a JSON Schema document (the text must be JSON that satisfies it); its pattern and patternProperties use RE2 (Go) syntax with the same bounds, and the schema is at most 32 levels deep and 2000 values. AI_PROMPT: the instruction given to the upstream model.`,
   }),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   expected_response: Type.Optional(
