@@ -146,3 +146,26 @@ describe('cards and addresses by definition', () => {
     assert.deepEqual(reported('std::vector<int> and a:::b'), []);
   });
 });
+
+describe('URL', () => {
+  test('scheme URLs, www. names and bare hosts under common top-level domains', () => {
+    assertFound('docs at https://docs.example.org/guide/start.', 'URL', 'https://docs.example.org/guide/start');
+    assertFound('open www.example-shop.com now', 'URL', 'www.example-shop.com');
+    assertFound('our sites: example-shop.com and tienda.com.mx', 'URL', 'tienda.com.mx');
+    assertFound('db at postgres://db.internal.example:5432/app', 'URL', 'postgres://db.internal.example:5432/app');
+  });
+
+  test('ids and versions in a path are not part of the URL span; file names and hostless schemes are not URLs', () => {
+    assertFound('see https://img.example.net/badge/version-4.2.1-green', 'URL', 'https://img.example.net/badge/');
+    assert.deepEqual(reported('open report.pdf, config.json and notes.txt'), []);
+    assert.deepEqual(reported('http://intranet and www.intranet'), []);
+  });
+
+  test('a URL carrying credentials yields to them: the secret keeps its type and span', () => {
+    const token = 'ghp_Zk4mQ8vN2xR7tL1pW9sB3cY6hD0fJ5gK8aE2';
+    assert.deepEqual(reported(`git remote add origin https://${token}@github.com/acme/app.git`), [
+      `GITHUB_TOKEN:${token}`,
+    ]);
+    assert.ok(reported('mysql://admin:Wq8!zR2v@db.example.com/shop').includes('GENERIC_PASSWORD:Wq8!zR2v'));
+  });
+});

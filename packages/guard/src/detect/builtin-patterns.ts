@@ -71,11 +71,20 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
     regex: `\\b(?:${OCTET}\\.){3}${OCTET}\\b|(?:${H16}:){7}${H16}|(?:${H16}:){1,7}:(?:${H16}(?::${H16}){0,6})?`,
   },
   {
+    name: 'URL',
+    category: 'PII',
+    description:
+      'Web or service address: scheme://… (http, https, ftp, ws, ssh, git, database schemes), www.… or a host name under a common top-level domain; credentials inside it are reported as GENERIC_PASSWORD, and a URL that holds another detection yields to it',
+    baseScore: 0.5,
+    regex:
+      '(?i)\\b(?:https?|ftps?|sftp|wss?|ssh|git|mongodb(?:\\+srv)?|postgres(?:ql)?|mysql|rediss?|amqps?)://[^\\s"\'<>`{}|\\\\^]{3,}|\\bwww\\.[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+[^\\s"\'<>]*',
+  },
+  {
     name: 'AWS_ACCESS_KEY',
     category: 'SECRET',
-    description: 'AWS access key id (AKIA… long-term, ASIA… temporary)',
+    description: 'AWS access key id (AKIA… long-term, ASIA… temporary, ABIA…, ACCA…, A3T…)',
     baseScore: 0.9,
-    regex: '\\b(?:AKIA|ASIA)[A-Z0-9]{16}\\b',
+    regex: '\\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\\b',
   },
   {
     name: 'GITHUB_TOKEN',
@@ -102,16 +111,17 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
   {
     name: 'STRIPE_KEY',
     category: 'SECRET',
-    description: 'Stripe secret or restricted key (sk_live_, rk_live_, sk_test_, rk_test_)',
+    description: 'Stripe secret or restricted key (sk_live_, rk_live_, sk_prod_, rk_prod_, sk_test_, rk_test_)',
     baseScore: 0.92,
-    regex: '\\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,247}\\b',
+    regex: '\\b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{16,247}\\b',
   },
   {
     name: 'SLACK_TOKEN',
     category: 'SECRET',
-    description: 'Slack token (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-, xapp-)',
+    description:
+      'Slack token (xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-, xoxe.xoxp- configuration tokens, xapp-); bodies without numeric ids are stand-ins',
     baseScore: 0.9,
-    regex: '\\bxox[abposre]-[0-9A-Za-z-]{10,250}|\\bxapp-[0-9]-[A-Za-z0-9-]{20,250}',
+    regex: '\\b(?:xoxe\\.)?xox[abposre]-[0-9A-Za-z-]{10,250}|\\bxapp-[0-9]-[A-Za-z0-9-]{20,250}',
   },
   {
     name: 'GOOGLE_API_KEY',
@@ -123,9 +133,11 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
   {
     name: 'JWT',
     category: 'SECRET',
-    description: 'JSON Web Token (base64url header.payload.signature; the header must decode to JSON)',
+    description:
+      'JSON Web Token (base64url header.payload.signature; a header that decodes to JSON raises the score, ey….ey….… tokens that do not decode count by structure)',
     baseScore: 0.86,
-    regex: '\\beyJ[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]*',
+    regex:
+      '\\beyJ[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]*|\\bey[A-Za-z0-9]{17,}\\.ey[A-Za-z0-9/_+-]{17,}\\.[A-Za-z0-9/_+-]*',
   },
   {
     name: 'PRIVATE_KEY',

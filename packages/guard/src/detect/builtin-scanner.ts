@@ -27,6 +27,7 @@ import { type BuiltinSelection, ScanState } from './scan-state.ts';
 import { scanPrivateKey, scanSecretAt } from './secret-detectors.ts';
 import { isHexCode } from './text-features.ts';
 import type { Candidate } from './types.ts';
+import { scanBareHost, scanSchemeUrl } from './url-detector.ts';
 import { isEscapeAt, scanEncodedToken } from './url-encoded.ts';
 
 /** How many characters the walk covers between deadline checks. */
@@ -436,6 +437,8 @@ function walk(st: ScanState, deadline?: number): void {
         kinds = 3;
         while (j < n && WORD_KIND[t.charCodeAt(j)] !== 0) j++;
       }
+      // A host name (microsoft.com, www.example.org/path): reported, and the walk goes on inside it.
+      if (sel.url && t.charCodeAt(j) === 46 && j + 1 < n && isAlnum(t.charCodeAt(j + 1))) scanBareHost(st, i);
       // Plain lower-case words followed by a blank or punctuation (the bulk of prose) are passed over here;
       // the rest go to onWord, and words with non-ASCII letters to onMixedWord.
       if (kinds !== 1) i = onMixedWord(st, i, j, kinds);
@@ -465,6 +468,7 @@ function walk(st: ScanState, deadline?: number): void {
           r = scanPgpassLine(st, i);
         break;
       case 58: // :
+        if (sel.url && t.charCodeAt(i + 1) === 47 && t.charCodeAt(i + 2) === 47) scanSchemeUrl(st, i);
         if (sel.ip && t.charCodeAt(i + 1) === 58 && (i === 0 || WORD_TABLE[t.charCodeAt(i - 1)] === 0))
           r = scanIpv6(st, i);
         break;

@@ -80,12 +80,29 @@ export function widenCandidate(text: string, c: Candidate, start: number, end: n
 }
 
 /**
+ * A URL that overlaps another detection (a token in its path, credentials in its authority) yields to it: the
+ * secret keeps its own type and span, the rest of the URL is left as it is.
+ */
+function withoutContainerUrls(candidates: readonly Candidate[]): readonly Candidate[] {
+  let urls = 0;
+  for (const c of candidates) if (c.type === 'URL' && !c.blocklisted) urls++;
+  if (urls === 0 || urls === candidates.length) return candidates;
+  return candidates.filter(
+    (c) =>
+      c.type !== 'URL' ||
+      c.blocklisted ||
+      !candidates.some((o) => o !== c && o.type !== 'URL' && o.start < c.end && c.start < o.end),
+  );
+}
+
+/**
  * Keeps a set of non-overlapping candidates, preferring blocklist hits, then the higher (local) final score,
  * then the longer span, then the earlier one; the kept ones are widened over the overlapping candidates that
  * are detections (blocklist hits, or a local final score at or above `allowThreshold`), so no detected
  * character is left in clear whichever candidate wins the label. Returns them in text order.
  */
-export function resolveOverlaps(text: string, candidates: readonly Candidate[], allowThreshold = 0): Candidate[] {
+export function resolveOverlaps(text: string, all: readonly Candidate[], allowThreshold = 0): Candidate[] {
+  const candidates = withoutContainerUrls(all);
   let ordered = true;
   for (let i = 1; i < candidates.length && ordered; i++) ordered = candidates[i].start >= candidates[i - 1].end;
   if (ordered) return [...candidates];

@@ -15,6 +15,7 @@ export interface BuiltinSelection {
   readonly ssn: boolean;
   readonly iban: boolean;
   readonly ip: boolean;
+  readonly url: boolean;
   readonly secretPrefixes: boolean;
   readonly password: boolean;
   readonly injection: boolean;
@@ -44,6 +45,7 @@ export function selectBuiltins(categories: ReadonlyMap<string, string>): Builtin
     ssn: enabled.has('US_SSN'),
     iban: enabled.has('IBAN'),
     ip: enabled.has('IP_ADDRESS'),
+    url: enabled.has('URL'),
     secretPrefixes: SECRET_PREFIX_TYPES.some((t) => enabled.has(t)),
     password: enabled.has('GENERIC_PASSWORD'),
     injection: enabled.has('PROMPT_INJECTION'),
