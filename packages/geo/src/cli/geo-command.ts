@@ -12,6 +12,7 @@ import {
   issueApiKey,
   issueSiteToken,
 } from '../tenancy/tenancy-service.ts';
+import { MEASURE_USAGE, runMeasureCommand } from './measure-command.ts';
 
 const USAGE = `keel geo bootstrap [--json] [--name NAME]
                                new tenant, two workspaces, read/write/signals/admin keys and a site token
@@ -19,7 +20,8 @@ keel geo tenant create --name NAME [--json]
 keel geo workspace create --tenant ID --name NAME [--timezone ZONE] [--json]
 keel geo key create --tenant ID --name NAME --permissions P[,P…] [--workspace ID]… [--expires-in-days N] [--json]
                                no --workspace: tenant scope; one: workspace scope; several: a custom set
-keel geo site-token create --tenant ID --workspace ID [--name NAME] [--json]`;
+keel geo site-token create --tenant ID --workspace ID [--name NAME] [--json]
+${MEASURE_USAGE}`;
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -31,6 +33,7 @@ function print(io: CommandIo, json: boolean, value: Record<string, unknown>, hum
 
 async function run(args: string[], io: CommandIo): Promise<number> {
   const [noun, verb, ...rest] = args;
+  if (noun === 'run' || noun === 'prompts') return runMeasureCommand(args, io);
   const { values } = parseArgs({
     args: noun === 'bootstrap' ? args.slice(1) : rest,
     options: {

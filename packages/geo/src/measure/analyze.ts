@@ -53,8 +53,35 @@ interface Sentence {
  * the sentiment of sentences naming an own entity.
  */
 export function analyzeAnswer(text: string, citations: Citation[], matcher: EntityMatcher): AnswerFeatures {
-  const folded = foldText(text.slice(0, 200_000));
-  const allWords = words(folded);
+  const known = new Set(citations.map((c) => c.url));
+  // One pass: each sentence is folded and split into words once; the words of the whole answer are their
+  // concatenation (separators between sentences hold no letters, so word indices agree).
+  const allWords: { word: string; start: number }[] = [];
+  const sentences: Sentence[] = [];
+  for (const raw of text.slice(0, 200_000).split(SENTENCE_END)) {
+    if (raw.trim() === '') continue;
+    const cited = new Set<string>();
+    for (const match of raw.matchAll(URL_RE)) {
+      const url = cleanUrl(match[0]);
+      if (url && known.has(url)) cited.add(url);
+    }
+    for (const match of raw.matchAll(MARKER_RE)) {
+      const citation = citations[Number(match[1]) - 1];
+      if (citation) cited.add(citation.url);
+    }
+    const folded = foldText(raw);
+    const sentenceWords = words(folded);
+    // URLs and [n] markers are not words of the answer.
+    let excluded = 0;
+    if (folded.includes('[') || folded.includes('http')) {
+      const ranges: [number, number][] = [];
+      for (const m of folded.matchAll(URL_RE)) ranges.push([m.index, m.index + m[0].length]);
+      for (const m of folded.matchAll(MARKER_RE)) ranges.push([m.index, m.index + m[0].length]);
+      for (const w of sentenceWords) if (ranges.some(([from, to]) => w.start >= from && w.start < to)) excluded++;
+    }
+    sentences.push({ firstWord: allWords.length, wordCount: sentenceWords.length - excluded, cited });
+    for (const w of sentenceWords) allWords.push(w);
+  }
   const mentions = matcher.match(allWords);
   const ownMentions = mentions.filter((m) => m.role === 'own');
   const ownIndex = mentions.findIndex((m) => m.role === 'own');
@@ -76,27 +103,6 @@ export function analyzeAnswer(text: string, citations: Citation[], matcher: Enti
     else if (owner === 'competitor') competitorCitations++;
   }
 
-  // Sentences, with their words counted without URLs and markers, and the citations each one makes.
-  const sentences: Sentence[] = [];
-  const known = new Set(citations.map((c) => c.url));
-  let wordCursor = 0;
-  for (const raw of text.slice(0, 200_000).split(SENTENCE_END)) {
-    if (raw.trim() === '') continue;
-    const cited = new Set<string>();
-    for (const match of raw.matchAll(URL_RE)) {
-      const url = cleanUrl(match[0]);
-      if (url && known.has(url)) cited.add(url);
-    }
-    for (const match of raw.matchAll(MARKER_RE)) {
-      const citation = citations[Number(match[1]) - 1];
-      if (citation) cited.add(citation.url);
-    }
-    const plain = foldText(raw).replace(URL_RE, ' ').replace(MARKER_RE, ' ');
-    const count = words(plain).length;
-    const totalInRaw = words(foldText(raw)).length;
-    sentences.push({ firstWord: wordCursor, wordCount: count, cited });
-    wordCursor += totalInRaw;
-  }
   const totalWords = sentences.reduce((sum, s) => sum + s.wordCount, 0);
   let wc = 0;
   let pawc = 0;

@@ -126,25 +126,30 @@ export function chatCompletionsClient(options: ChatCompletionsOptions): EngineCl
         );
       }
       if (response.statusCode !== 200) throw new EngineError(`the engine answered HTTP ${response.statusCode}`, false);
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-      } catch {
-        throw new EngineError('the engine answered something other than JSON', false);
-      }
-      if (!body || typeof body !== 'object') throw new EngineError('the engine answered an unexpected shape', false);
-      const choice = Array.isArray(body.choices) ? (body.choices[0] as Record<string, unknown> | undefined) : undefined;
-      const text = messageText((choice?.message as Record<string, unknown> | undefined)?.content);
-      const usage = (body.usage ?? {}) as Record<string, unknown>;
-      const count = (value: unknown) =>
-        typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0;
-      return {
-        text,
-        citations: extractCitations(body, text),
-        inputTokens: count(usage.prompt_tokens ?? usage.input_tokens),
-        outputTokens: count(usage.completion_tokens ?? usage.output_tokens),
-      };
+      return parseChatCompletion(Buffer.concat(chunks).toString('utf8'));
     },
+  };
+}
+
+/** An engine reply from a chat-completions response body: the message text, its sources and the token usage. */
+export function parseChatCompletion(bodyText: string): EngineReply {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(bodyText) as Record<string, unknown>;
+  } catch {
+    throw new EngineError('the engine answered something other than JSON', false);
+  }
+  if (!body || typeof body !== 'object') throw new EngineError('the engine answered an unexpected shape', false);
+  const choice = Array.isArray(body.choices) ? (body.choices[0] as Record<string, unknown> | undefined) : undefined;
+  const text = messageText((choice?.message as Record<string, unknown> | undefined)?.content);
+  const usage = (body.usage ?? {}) as Record<string, unknown>;
+  const count = (value: unknown) =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0;
+  return {
+    text,
+    citations: extractCitations(body, text),
+    inputTokens: count(usage.prompt_tokens ?? usage.input_tokens),
+    outputTokens: count(usage.completion_tokens ?? usage.output_tokens),
   };
 }
 

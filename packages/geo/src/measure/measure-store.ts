@@ -174,16 +174,6 @@ export async function updateRun(db: Executor<GeoDb>, id: string, set: Partial<In
   await db.updateTable('measure_run').set(set).where('id', '=', id).execute();
 }
 
-/** Stores an answer unless its task already has one (the unique task index): true when this call stored it. */
-export async function insertAnswer(db: Executor<GeoDb>, row: Insertable<MeasureAnswerTable>): Promise<boolean> {
-  const result = await db
-    .insertInto('measure_answer')
-    .values(row)
-    .onConflict((oc) => oc.columns(['run_id', 'prompt_id', 'engine_id', 'sample']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
-}
-
 /** (prompt, sample) pairs already answered by an engine in a run, for a slice of prompts. */
 export async function answeredTasks(db: Executor<GeoDb>, runId: string, engineId: string, promptIds: string[]) {
   if (promptIds.length === 0) return [];

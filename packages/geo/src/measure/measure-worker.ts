@@ -51,6 +51,32 @@ export async function claimRun(ctx: GeoContext, workerId: string): Promise<strin
   return undefined;
 }
 
+/**
+ * Claims one named run for a worker (`keel geo run`): a pending run nobody holds, or one whose claim went stale.
+ * With `refresh`, renews a claim this worker already holds (its heartbeat). True when the worker holds the run.
+ */
+export async function claimRunById(
+  ctx: GeoContext,
+  runId: string,
+  workerId: string,
+  refresh = false,
+): Promise<boolean> {
+  const now = ctx.now();
+  const stale = new Date(now.getTime() - STALE_CLAIM_MS).toISOString();
+  const result = await ctx.db
+    .updateTable('measure_run')
+    .set(refresh ? { claimed_at: now.toISOString() } : { claimed_by: workerId, claimed_at: now.toISOString() })
+    .where('id', '=', runId)
+    .where('status', 'in', ['pending', 'running'])
+    .where((eb) =>
+      refresh
+        ? eb('claimed_by', '=', workerId)
+        : eb.or([eb('claimed_at', 'is', null), eb('claimed_at', '<', stale), eb('claimed_by', '=', workerId)]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** One round: start due schedules, then execute every claimable run. */
 export async function runMeasureWorkerOnce(ctx: GeoContext, workerId: string, options: ExecuteOptions = {}) {
   await startDueSchedules(ctx);

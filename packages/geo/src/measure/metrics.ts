@@ -1,5 +1,5 @@
 import type { AnswerFeatures } from './analyze.ts';
-import { hashSeed, type Interval, PoissonBootstrap, wilsonInterval } from './stats.ts';
+import { type Interval, PoissonBootstrap, wilsonInterval } from './stats.ts';
 
 /** A metric's definition; `version` changes whenever the way the value is computed changes. */
 export interface MetricDefinition {
@@ -111,13 +111,16 @@ export class ScopeMetrics {
   readonly #bootstrap: PoissonBootstrap;
   readonly #evidence = { with: [] as string[], without: [] as string[], cited: [] as string[] };
 
-  constructor(scope: string, seed: number, replicates = 1000) {
+  constructor(scope: string, replicates = 1000) {
     this.scope = scope;
-    this.#bootstrap = new PoissonBootstrap(BOOTSTRAP_METRICS.length, hashSeed(seed, scope), replicates);
+    this.#bootstrap = new PoissonBootstrap(BOOTSTRAP_METRICS.length, undefined, replicates);
   }
 
-  /** Adds one successful answer. */
-  add(answerId: string, f: AnswerFeatures): void {
+  /**
+   * Adds one successful answer with its bootstrap weights. The weights of an answer are drawn once (from the run's
+   * seed, in task order) and shared by every scope the answer belongs to.
+   */
+  add(answerId: string, f: AnswerFeatures, weights: Uint8Array): void {
     this.#n++;
     if (f.ownMentioned) this.#mentioned++;
     if (f.ownCitations > 0) this.#cited++;
@@ -125,7 +128,7 @@ export class ScopeMetrics {
     if (evidence.length < 5) evidence.push(answerId);
     if (f.ownCitations > 0 && this.#evidence.cited.length < 5) this.#evidence.cited.push(answerId);
     const b = this.#bootstrap;
-    b.next();
+    b.use(weights);
     const own = f.ownMentioned ? 1 : 0;
     b.add(0, own, own + f.competitorsMentioned);
     if (f.ownRank !== null) b.add(1, f.ownRank, 1);

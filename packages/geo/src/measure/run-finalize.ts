@@ -18,7 +18,7 @@ import {
   updateRun,
 } from './measure-store.ts';
 import { type MetricResult, ScopeMetrics } from './metrics.ts';
-import { wilsonInterval } from './stats.ts';
+import { PoissonWeights, wilsonInterval } from './stats.ts';
 
 const PAGE = 1000;
 const MAX_RECOMMENDATIONS = 20;
@@ -46,10 +46,11 @@ interface PromptTally {
 /** The metrics of a run computed from its stored answers, in task order (the same every time for the same run). */
 export async function computeRunMetrics(db: Executor<GeoDb>, runId: string, seed: number, replicates = 1000) {
   const scopes = new Map<string, ScopeMetrics>();
+  const weights = new PoissonWeights(seed, replicates);
   const scope = (name: string) => {
     let s = scopes.get(name);
     if (!s) {
-      s = new ScopeMetrics(name, seed, replicates);
+      s = new ScopeMetrics(name, replicates);
       scopes.set(name, s);
     }
     return s;
@@ -76,8 +77,9 @@ export async function computeRunMetrics(db: Executor<GeoDb>, runId: string, seed
       if (answer.status !== 'ok') continue;
       const features = fromJsonColumn<AnswerFeatures>(answer.features);
       okAnswers++;
-      all.add(answer.id, features);
-      scope(`engine:${answer.engine_id}`).add(answer.id, features);
+      const w = weights.next();
+      all.add(answer.id, features, w);
+      scope(`engine:${answer.engine_id}`).add(answer.id, features, w);
       for (const mention of features.mentions) {
         const entry = entityCounts.get(mention.key) ?? { role: mention.role, answers: 0 };
         entry.answers++;

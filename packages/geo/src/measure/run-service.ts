@@ -1,11 +1,12 @@
 import { randomInt } from 'node:crypto';
-import { createGroupCommit, fromJsonColumn, toIsoString } from '@keel/core';
+import { fromJsonColumn, toIsoString } from '@keel/core';
 import type { Insertable } from 'kysely';
 import type { GeoContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { MeasureAnswerTable } from '../db/schema.ts';
 import { uuidv7 } from '../ids.ts';
 import { analyzeAnswer } from './analyze.ts';
+import { AnswerWriter } from './answer-writer.ts';
 import { askWithRetry, type EngineClient, RateLimiter } from './engine-client.ts';
 import { clientForEngine, microsToDecimal } from './engine-service.ts';
 import { loadGraphMatcher } from './graph-entities.ts';
@@ -17,7 +18,6 @@ import {
   type EngineRow,
   enginesByIds,
   findRun,
-  insertAnswer,
   insertRun,
   listEngines,
   pageRuns,
@@ -148,7 +148,7 @@ export interface ExecuteOptions {
 /**
  * Executes a run to completion, resuming where it stopped: tasks (prompt × engine × sample) that already have a
  * stored answer are never asked again. Each answer is analyzed and committed on its own before it counts as done
- * (answers completing together share one SQLite commit), so a process killed midway loses at most the questions
+ * (answers completing together share one commit), so a process killed midway loses at most the questions
  * in flight. Engines are asked concurrently, each within its own concurrency and requests-per-minute limits.
  * Then the metrics and the records derived from them are written (see finalizeRun).
  */
@@ -165,7 +165,7 @@ export async function executeRun(ctx: GeoContext, runId: string, options: Execut
     const promptIds = fromJsonColumn<string[]>(run.prompt_ids);
     const engines = await enginesByIds(ctx.db, run.workspace_id, engineIds);
     const matcher = await loadGraphMatcher(ctx.db, run.workspace_id, run.project_id);
-    const commit = createGroupCommit(ctx.db, { maxBatch: 64 });
+    const writer = new AnswerWriter(ctx.db);
     const samples = Number(run.samples);
     const progress: RunProgress = {
       done: await countAnswers(ctx.db, run.id),
@@ -239,19 +239,17 @@ export async function executeRun(ctx: GeoContext, runId: string, options: Execut
               error: (error instanceof Error ? error.message : 'the engine failed').slice(0, 500),
             };
           }
-          await commit.run((trx) =>
-            insertAnswer(trx, {
-              id,
-              run_id: run!.id,
-              workspace_id: run!.workspace_id,
-              prompt_id: prompt.id,
-              engine_id: engine.id,
-              sample,
-              latency_ms: Date.now() - started,
-              created_at: ctx.now().toISOString(),
-              ...row,
-            }),
-          );
+          await writer.write({
+            id,
+            run_id: run!.id,
+            workspace_id: run!.workspace_id,
+            prompt_id: prompt.id,
+            engine_id: engine.id,
+            sample,
+            latency_ms: Date.now() - started,
+            created_at: ctx.now().toISOString(),
+            ...row,
+          });
           progress.done++;
           options.onProgress?.({ ...progress });
           if (options.onHeartbeat && Date.now() - lastBeat > 30_000) {

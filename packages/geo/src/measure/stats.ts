@@ -39,20 +39,52 @@ export function hashSeed(seed: number, label: string): number {
   return h;
 }
 
-const E_INV = Math.exp(-1);
-
-/** A Poisson(1) draw by inversion. */
-function poissonOne(random: () => number): number {
-  const u = random();
-  let k = 0;
-  let p = E_INV;
+/** Poisson(1) CDF thresholds scaled to 32-bit integers: a draw is the number of thresholds below a uniform. */
+const POISSON_THRESHOLDS = (() => {
+  const out: number[] = [];
+  let p = Math.exp(-1);
   let cumulative = p;
-  while (u > cumulative && k < 20) {
-    k++;
+  for (let k = 1; k <= 12; k++) {
+    out.push(Math.floor(cumulative * 4294967296));
     p /= k;
     cumulative += p;
   }
-  return k;
+  return Uint32Array.from(out);
+})();
+
+/**
+ * Replicate weights for a Poisson bootstrap: B independent Poisson(1) draws per observation from a seeded stream
+ * (mulberry32, inversion against integer thresholds). One weight vector may serve several statistics and scopes.
+ */
+export class PoissonWeights {
+  readonly replicates: number;
+  readonly weights: Uint8Array;
+  #state: number;
+
+  constructor(seed: number, replicates = 1000) {
+    this.replicates = replicates;
+    this.weights = new Uint8Array(replicates);
+    this.#state = seed >>> 0;
+  }
+
+  /** Draws the weights of the next observation. */
+  next(): Uint8Array {
+    const w = this.weights;
+    const thresholds = POISSON_THRESHOLDS;
+    let state = this.#state;
+    for (let b = 0; b < this.replicates; b++) {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      const u = (t ^ (t >>> 14)) >>> 0;
+      let k = 0;
+      while (k < 12 && u >= thresholds[k]!) k++;
+      w[b] = k;
+    }
+    this.#state = state;
+    return w;
+  }
 }
 
 /**
@@ -63,16 +95,17 @@ function poissonOne(random: () => number): number {
  */
 export class PoissonBootstrap {
   readonly replicates: number;
-  readonly #random: () => number;
-  readonly #weights: Float64Array;
   readonly #numerators: Float64Array[];
   readonly #denominators: Float64Array[];
   readonly #totals: { x: number; y: number }[];
+  readonly #ownWeights: PoissonWeights | undefined;
+  #weights: Uint8Array;
 
-  constructor(statistics: number, seed: number, replicates = 1000) {
+  /** With a seed, the bootstrap draws its own weights (`next()`); without, the caller passes them to `use()`. */
+  constructor(statistics: number, seed: number | undefined, replicates = 1000) {
     this.replicates = replicates;
-    this.#random = seededRandom(seed);
-    this.#weights = new Float64Array(replicates);
+    this.#ownWeights = seed === undefined ? undefined : new PoissonWeights(seed, replicates);
+    this.#weights = new Uint8Array(replicates);
     this.#numerators = Array.from({ length: statistics }, () => new Float64Array(replicates));
     this.#denominators = Array.from({ length: statistics }, () => new Float64Array(replicates));
     this.#totals = Array.from({ length: statistics }, () => ({ x: 0, y: 0 }));
@@ -80,7 +113,12 @@ export class PoissonBootstrap {
 
   /** Draws the replicate weights of the next observation (call once per observation, before `add`). */
   next(): void {
-    for (let b = 0; b < this.replicates; b++) this.#weights[b] = poissonOne(this.#random);
+    this.#weights = this.#ownWeights!.next();
+  }
+
+  /** Uses weights drawn elsewhere for the next observation. */
+  use(weights: Uint8Array): void {
+    this.#weights = weights;
   }
 
   /** Adds the current observation's contribution x / y to statistic `index`. */
@@ -91,12 +129,15 @@ export class PoissonBootstrap {
     const num = this.#numerators[index]!;
     const den = this.#denominators[index]!;
     const w = this.#weights;
-    for (let b = 0; b < this.replicates; b++) {
+    const n = this.replicates;
+    if (x === 0) {
+      for (let b = 0; b < n; b++) den[b]! += w[b]! * y;
+      return;
+    }
+    for (let b = 0; b < n; b++) {
       const weight = w[b]!;
-      if (weight !== 0) {
-        num[b]! += weight * x;
-        den[b]! += weight * y;
-      }
+      num[b]! += weight * x;
+      den[b]! += weight * y;
     }
   }
 

@@ -1,0 +1,88 @@
+import { dialectOf, type Executor, withTransaction } from '@keel/core';
+import { CompiledQuery, type Insertable, type Kysely } from 'kysely';
+import type { GeoDb, MeasureAnswerTable } from '../db/schema.ts';
+
+const COLUMNS = [
+  'id',
+  'run_id',
+  'workspace_id',
+  'prompt_id',
+  'engine_id',
+  'sample',
+  'status',
+  'text',
+  'citations',
+  'features',
+  'input_tokens',
+  'output_tokens',
+  'cost_micros',
+  'latency_ms',
+  'error',
+  'created_at',
+] as const;
+const MAX_BATCH = 100; // 16 columns × 100 rows stays under every engine's bound-parameter limit
+
+const statements = new Map<string, string>();
+
+/** One multi-row INSERT … ON CONFLICT DO NOTHING, its text compiled once per dialect and row count. */
+async function insertAnswers(db: Executor<GeoDb>, rows: Insertable<MeasureAnswerTable>[]): Promise<void> {
+  const key = `${dialectOf(db)}|${rows.length}`;
+  let text = statements.get(key);
+  if (text === undefined) {
+    const template = Object.fromEntries(COLUMNS.map((c) => [c, null]));
+    text = (db as Executor<any>)
+      .insertInto('measure_answer')
+      .values(rows.map(() => template))
+      .onConflict((oc) => oc.columns(['run_id', 'prompt_id', 'engine_id', 'sample']).doNothing())
+      .compile().sql;
+    statements.set(key, text);
+  }
+  const parameters: unknown[] = [];
+  for (const row of rows) for (const column of COLUMNS) parameters.push(row[column] ?? null);
+  await db.executeQuery(CompiledQuery.raw(text, parameters));
+}
+
+/**
+ * Stores answers durably, batching those that arrive together: `write` resolves only after the transaction holding
+ * the answer has committed (so a run's worker never takes its next task before its answer is stored), and answers
+ * completing while a commit is under way share the next one. A task that already has an answer keeps it (the unique
+ * task index; a resumed run can never store a task twice).
+ */
+export class AnswerWriter {
+  readonly #db: Kysely<GeoDb>;
+  #queue: { row: Insertable<MeasureAnswerTable>; resolve(): void; reject(error: unknown): void }[] = [];
+  #flushing = false;
+
+  constructor(db: Kysely<GeoDb>) {
+    this.#db = db;
+  }
+
+  write(row: Insertable<MeasureAnswerTable>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ row, resolve, reject });
+      if (!this.#flushing) void this.#flush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushing = true;
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, MAX_BATCH);
+        try {
+          await withTransaction(this.#db, (trx) =>
+            insertAnswers(
+              trx,
+              batch.map((entry) => entry.row),
+            ),
+          );
+          for (const entry of batch) entry.resolve();
+        } catch (error) {
+          for (const entry of batch) entry.reject(error);
+        }
+      }
+    } finally {
+      this.#flushing = false;
+    }
+  }
+}
