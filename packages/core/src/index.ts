@@ -12,6 +12,7 @@ export {
   readCoreConfig,
   readHttpConfig,
 } from './config.ts';
+export { loadKeyFile } from './crypto/key-file.ts';
 export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
 export {
   columnTypes,
@@ -35,6 +36,7 @@ export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
 export { type ErrorBody, errorBody } from './http/error-handler.ts';
+export { errorBodySchema } from './http/error-schema.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {
   type ClaimOutcome,
