@@ -12,6 +12,7 @@ export {
   readCoreConfig,
   readHttpConfig,
 } from './config.ts';
+export { loadKeyFile } from './crypto/key-file.ts';
 export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
 export { isDatabaseUnavailable } from './db/connection-errors.ts';
 export {
@@ -47,6 +48,7 @@ export {
 } from './health/readiness.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
 export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';
+export { errorBodySchema } from './http/error-schema.ts';
 export { idForLog } from './http/log-safe.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {

@@ -81,6 +81,23 @@ for (const target of testDatabaseTargets()) {
       else assert.equal(transactions.size, 5, 'PostgreSQL: a transaction each');
     });
 
+    test('group commit: a group stays under maxWeight (a heavier write runs alone); postgresGroups groups on PostgreSQL too', async (t) => {
+      const database = await openTestDatabase<TestDb>(target, 'core');
+      t.after(() => database.close());
+      await migrateToLatest(database.db, migrations);
+      const writes = createGroupCommit(database.db, { maxWeight: 10, postgresGroups: 1 });
+      const now = new Date().toISOString();
+      const groups = new Map<unknown, string[]>();
+      const insert = (sku: string, weight: number) =>
+        writes.run(async (trx) => {
+          groups.set(trx, [...(groups.get(trx) ?? []), sku]);
+          await trx.insertInto('stock').values({ sku, qty: weight, created_at: now, data: '{}' }).execute();
+        }, weight);
+      await Promise.all([insert('a', 4), insert('b', 4), insert('c', 4), insert('big', 50), insert('d', 1)]);
+      assert.deepEqual([...groups.values()], [['a', 'b'], ['c'], ['big'], ['d']]);
+      assert.equal((await database.db.selectFrom('stock').select('sku').execute()).length, 5);
+    });
+
     test('a transaction that throws leaves nothing behind', async (t) => {
       const database = await openTestDatabase<TestDb>(target, 'core');
       t.after(() => database.close());

@@ -1,35 +1,71 @@
-import { checkIdempotencyKey, type IdempotentResponse, runIdempotent } from '@keel/core';
+import {
+  checkIdempotencyKey,
+  type IdempotentRequest,
+  type IdempotentResponse,
+  isUniqueViolation,
+  runIdempotent,
+} from '@keel/core';
 import type { Transaction } from 'kysely';
-import { retryOnUniqueViolation } from './catalog/product-service.ts';
 import type { EngineContext } from './context.ts';
 import type { EngineDb } from './db/schema.ts';
 import type { Principal } from './merchants/principal.ts';
 import { createEventSink, type EventSink } from './webhooks/events.ts';
 
+/** A business write: its statements run on `trx`; the events it emits on `sink` reach the outbox with it. */
 export type WriteWork<T> = (trx: Transaction<EngineDb>, sink: EventSink) => Promise<T>;
 
-/**
- * Runs one write in a transaction with its outbound events (flushed into the outbox inside the same
- * transaction), retried when it lost a unique-index race, then wakes the delivery worker when it queued messages
- * (a wake-up costs the worker a claim query, which is a write; writes with no receivers skip it).
- */
-export async function inTransaction<T>(ctx: EngineContext, work: WriteWork<T>): Promise<T> {
-  let queued = 0;
-  const result = await retryOnUniqueViolation(() =>
-    ctx.writes.run(async (trx) => {
-      const sink = createEventSink();
-      const value = await work(trx, sink);
-      queued = await sink.flush(trx);
-      return value;
-    }),
-  );
-  if (queued > 0) ctx.notifyOutbox();
-  return result;
+/** Runs `work` again when a concurrent writer won a unique-index race (it then finds the row and updates it). */
+export async function retryOnUniqueViolation<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (i >= attempts || !isUniqueViolation(error)) throw error;
+    }
+  }
 }
 
 /**
- * A write that honours an `Idempotency-Key` (required or optional): the business write, its events and the
- * stored response commit together; a retry with the same key and payload replays the first response.
+ * The engine's one write path, for every business write (REST, MCP, ingress, CLI, workers): `work` runs in a
+ * transaction of `ctx.writes` (group commit on SQLite, its own transaction on PostgreSQL), its events are flushed
+ * into the outbox in that transaction, a lost unique-index race is retried, and the delivery worker is woken only
+ * when messages were queued (a wake-up costs the worker a claim query). With `idempotency`, the same path plus the
+ * stored answer: the answer commits with the write, and the same key and payload replay it.
+ */
+export async function runWrite<T>(
+  ctx: EngineContext,
+  idempotency: IdempotentRequest | undefined,
+  work: WriteWork<{ statusCode: number; body: T }>,
+): Promise<IdempotentResponse<T>> {
+  let queued = 0;
+  const withEvents = async (trx: Transaction<EngineDb>) => {
+    queued = 0;
+    const sink = createEventSink();
+    const value = await work(trx, sink);
+    queued = await sink.flush(trx);
+    return value;
+  };
+  const outcome = await retryOnUniqueViolation(async () =>
+    idempotency === undefined
+      ? { ...(await ctx.writes.run(withEvents)), replayed: false }
+      : runIdempotent(ctx.db, idempotency, withEvents, { transact: (inner) => ctx.writes.run(inner) }),
+  );
+  if (queued > 0) ctx.notifyOutbox();
+  return outcome;
+}
+
+/** A write without an idempotency key, on the write path (`runWrite`); answers what `work` returns. */
+export async function inTransaction<T>(ctx: EngineContext, work: WriteWork<T>): Promise<T> {
+  const outcome = await runWrite(ctx, undefined, async (trx, sink) => ({
+    statusCode: 200,
+    body: await work(trx, sink),
+  }));
+  return outcome.body;
+}
+
+/**
+ * A REST write that honours an `Idempotency-Key` header (required or optional), on the write path (`runWrite`):
+ * the key is scoped to the calling key and the operation.
  */
 export async function idempotentWrite<T>(
   ctx: EngineContext,
@@ -41,19 +77,9 @@ export async function idempotentWrite<T>(
   work: WriteWork<{ statusCode: number; body: T }>,
 ): Promise<IdempotentResponse<T>> {
   const key = checkIdempotencyKey(rawKey, required);
-  if (key === undefined) {
-    const outcome = await inTransaction(ctx, work);
-    return { ...outcome, replayed: false };
-  }
-  let queued = 0;
-  const outcome = await retryOnUniqueViolation(() =>
-    runIdempotent(ctx.db, { scope: `${principal.keyId}|${operation}`, key, payload }, async (trx) => {
-      const sink = createEventSink();
-      const value = await work(trx, sink);
-      queued = await sink.flush(trx);
-      return value;
-    }),
+  return runWrite(
+    ctx,
+    key === undefined ? undefined : { scope: `${principal.keyId}|${operation}`, key, payload },
+    work,
   );
-  if (queued > 0) ctx.notifyOutbox();
-  return outcome;
 }

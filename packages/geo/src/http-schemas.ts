@@ -1,18 +1,11 @@
+import { errorBodySchema } from '@keel/core';
 import { type TSchema, Type } from 'typebox';
 import { UUID_PATTERN } from './ids.ts';
 
 /** The REST error body of every geo endpoint. */
-export const ErrorSchema = Type.Object(
-  {
-    error: Type.Object({
-      code: Type.String(),
-      message: Type.String(),
-      traceId: Type.String(),
-      details: Type.Optional(Type.Array(Type.Object({ path: Type.Optional(Type.String()), message: Type.String() }))),
-    }),
-  },
-  { description: 'Error: `{"error":{"code","message","traceId","details"?}}`' },
-);
+export const ErrorSchema = errorBodySchema({
+  description: 'Error: `{"error":{"code","message","traceId","details"?}}`',
+});
 
 /** Error responses shared by every key-authenticated route. */
 export const commonErrors = {

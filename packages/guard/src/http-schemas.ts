@@ -1,14 +1,8 @@
+import { errorBodySchema } from '@keel/core';
 import { Type } from 'typebox';
 
 /** The REST error body every guard endpoint except the gateway uses. */
-export const ErrorSchema = Type.Object({
-  error: Type.Object({
-    code: Type.String(),
-    message: Type.String(),
-    traceId: Type.String(),
-    details: Type.Optional(Type.Array(Type.Object({ path: Type.Optional(Type.String()), message: Type.String() }))),
-  }),
-});
+export const ErrorSchema = errorBodySchema();
 
 /** Error responses shared by every authenticated route. */
 export const commonErrors = {

@@ -1,7 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { ConfigError } from '../config.ts';
+import { loadKeyFile } from './key-file.ts';
 
 /** Encrypts the third-party secrets a service must keep (webhook secrets, provider keys) with AES-256-GCM. */
 export interface SecretBox {
@@ -50,23 +49,11 @@ export function loadSecretKey(options: { secretKey: string | undefined; dataDir:
   keyHex: string;
   generated: boolean;
 } {
-  if (options.secretKey) return { keyHex: options.secretKey, generated: false };
-  const file = path.join(options.dataDir, KEY_FILE);
-  try {
-    const existing = fs.readFileSync(file, 'utf8').trim();
-    if (!/^[0-9a-fA-F]{64}$/.test(existing)) throw new ConfigError(`${file} does not hold a 64-hex-character key`);
-    return { keyHex: existing, generated: false };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  fs.mkdirSync(options.dataDir, { recursive: true });
-  const keyHex = randomBytes(32).toString('hex');
-  try {
-    // `wx`: when two processes start at once, exactly one writes the key and the other reads it.
-    fs.writeFileSync(file, `${keyHex}\n`, { mode: 0o600, flag: 'wx' });
-    return { keyHex, generated: true };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return loadSecretKey(options);
-  }
+  return loadKeyFile({
+    configured: options.secretKey,
+    dataDir: options.dataDir,
+    file: KEY_FILE,
+    pattern: /^[0-9a-fA-F]{64}$/,
+    describe: 'a 64-hex-character key',
+  });
 }

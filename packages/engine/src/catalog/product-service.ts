@@ -1,4 +1,4 @@
-import { checkOutboundUrl, type Executor, fromJsonColumn, isUniqueViolation, toBoolean, toIsoString } from '@keel/core';
+import { checkOutboundUrl, type Executor, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
 import type { EngineContext } from '../context.ts';
 import type { EngineDb } from '../db/schema.ts';
 import { EngineErrors } from '../errors.ts';
@@ -468,15 +468,4 @@ export async function listProductsFor(
     data: page.map(toProductView),
     nextCursor: rows.length > query.limit ? encodeCursor('s', Number(page.at(-1)!.seq)) : null,
   };
-}
-
-/** Runs `work` again when a concurrent writer won a unique-index race (it then finds the row and updates it). */
-export async function retryOnUniqueViolation<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await work();
-    } catch (error) {
-      if (i >= attempts || !isUniqueViolation(error)) throw error;
-    }
-  }
 }

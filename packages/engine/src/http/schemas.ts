@@ -1,18 +1,9 @@
+import { errorBodySchema } from '@keel/core';
 import { type TSchema, Type } from 'typebox';
 import { UUID_PATTERN } from '../ids.ts';
 
 /** The REST error body every engine endpoint uses; registered once per app (`addSharedSchemas`) and referenced. */
-export const ErrorBodySchema = Type.Object(
-  {
-    error: Type.Object({
-      code: Type.String(),
-      message: Type.String(),
-      traceId: Type.String(),
-      details: Type.Optional(Type.Array(Type.Object({ path: Type.Optional(Type.String()), message: Type.String() }))),
-    }),
-  },
-  { $id: 'EngineError', title: 'Error' },
-);
+export const ErrorBodySchema = errorBodySchema({ $id: 'EngineError', title: 'Error' });
 
 export const ErrorSchema = Type.Unsafe<{ error: { code: string; message: string; traceId: string } }>({
   $ref: 'EngineError#',

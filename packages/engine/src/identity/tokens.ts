@@ -1,7 +1,5 @@
-import { createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import { ConfigError } from '@keel/core';
+import { createHash, hkdfSync, randomUUID } from 'node:crypto';
+import { loadKeyFile } from '@keel/core';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 
@@ -56,25 +54,13 @@ export function loadTokenSigningKey(options: { configured: string | undefined; d
   keyHex: string;
   generated: boolean;
 } {
-  if (options.configured) return { keyHex: options.configured, generated: false };
-  const file = path.join(options.dataDir, KEY_FILE);
-  try {
-    const existing = fs.readFileSync(file, 'utf8').trim();
-    if (!/^(?:[0-9a-fA-F]{2}){32,64}$/.test(existing))
-      throw new ConfigError(`${file} does not hold a 64 to 128 hexadecimal character key`);
-    return { keyHex: existing, generated: false };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  fs.mkdirSync(options.dataDir, { recursive: true });
-  const keyHex = randomBytes(32).toString('hex');
-  try {
-    fs.writeFileSync(file, `${keyHex}\n`, { mode: 0o600, flag: 'wx' });
-    return { keyHex, generated: true };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return loadTokenSigningKey(options);
-  }
+  return loadKeyFile({
+    configured: options.configured,
+    dataDir: options.dataDir,
+    file: KEY_FILE,
+    pattern: /^(?:[0-9a-fA-F]{2}){32,64}$/,
+    describe: 'a 64 to 128 hexadecimal character key',
+  });
 }
 
 /**

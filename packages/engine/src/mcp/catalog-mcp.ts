@@ -1,12 +1,4 @@
-import {
-  type App,
-  AppError,
-  checkIdempotencyKey,
-  defineMcpTool,
-  type McpTool,
-  registerMcpEndpoint,
-  runIdempotent,
-} from '@keel/core';
+import { type App, AppError, checkIdempotencyKey, defineMcpTool, type McpTool, registerMcpEndpoint } from '@keel/core';
 import type { Transaction } from 'kysely';
 import { type TObject, type TProperties, Type } from 'typebox';
 import { ENGINE_VERSION } from '../app.ts';
@@ -38,7 +30,6 @@ import {
   listProductsFor,
   removeProduct,
   removeProductByIdentity,
-  retryOnUniqueViolation,
   upsertProduct,
 } from '../catalog/product-service.ts';
 import type { EngineContext } from '../context.ts';
@@ -49,8 +40,8 @@ import { JsonObject, Uuid } from '../http/schemas.ts';
 import { toStoreView } from '../merchants/merchant-service.ts';
 import { listStoresByIds } from '../merchants/merchant-store.ts';
 import type { Principal } from '../merchants/principal.ts';
-import { createEventSink, type EventSink } from '../webhooks/events.ts';
-import { inTransaction } from '../write.ts';
+import type { EventSink } from '../webhooks/events.ts';
+import { runWrite } from '../write.ts';
 
 const PERMISSION = 'catalog';
 const IdempotencyKey = Type.String({
@@ -87,6 +78,7 @@ const write = (destructive = false, idempotent = false) => ({
 type Tool = McpTool<Principal>;
 
 /** Runs a tool write in one transaction with its events (`source: mcp`), under an idempotency key when one is given. */
+/** A tool's write on the engine's write path; with `idempotencyKey`, a replay answers the first result. */
 async function toolWrite<T>(
   ctx: EngineContext,
   principal: Principal,
@@ -95,35 +87,25 @@ async function toolWrite<T>(
   payload: unknown,
   work: (trx: Transaction<EngineDb>, sink: EventSink) => Promise<T>,
 ): Promise<Record<string, unknown>> {
-  const run = async (trx: Transaction<EngineDb>) => {
-    const sink = createEventSink();
-    const value = await work(trx, sink);
-    await sink.flush(trx);
-    return value;
-  };
-  try {
-    if (key === undefined) return (await inTransaction(ctx, work)) as Record<string, unknown>;
-    const outcome = await retryOnUniqueViolation(() =>
-      runIdempotent(
-        ctx.db,
-        { scope: `${principal.keyId}|mcp:${tool}`, key: checkIdempotencyKey(key, true)!, payload },
-        async (trx) => ({ statusCode: 200, body: await run(trx) }),
-      ),
+  const idempotency =
+    key === undefined
+      ? undefined
+      : { scope: `${principal.keyId}|mcp:${tool}`, key: checkIdempotencyKey(key, true)!, payload };
+  const outcome = await runWrite(ctx, idempotency, async (trx, sink) => ({
+    statusCode: 200,
+    body: await work(trx, sink),
+  }));
+  if (outcome.statusCode >= 400) {
+    const error = (outcome.body as { error?: { code?: string; message?: string } }).error;
+    throw new AppError(
+      error?.code ?? 'CONFLICT',
+      error?.message ?? 'The first call with this idempotency key failed',
+      outcome.statusCode,
     );
-    if (outcome.statusCode >= 400) {
-      const error = (outcome.body as { error?: { code?: string; message?: string } }).error;
-      throw new AppError(
-        error?.code ?? 'CONFLICT',
-        error?.message ?? 'The first call with this idempotency key failed',
-        outcome.statusCode,
-      );
-    }
-    return outcome.replayed
-      ? { ...(outcome.body as Record<string, unknown>), idempotentReplayed: true }
-      : (outcome.body as Record<string, unknown>);
-  } finally {
-    ctx.notifyOutbox();
   }
+  return outcome.replayed
+    ? { ...(outcome.body as Record<string, unknown>), idempotentReplayed: true }
+    : (outcome.body as Record<string, unknown>);
 }
 
 const without = <T extends Record<string, unknown>>(value: T, key: string) =>
