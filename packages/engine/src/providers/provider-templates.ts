@@ -9,7 +9,7 @@ interface SettingRule {
 }
 
 export interface ProviderTemplate {
-  type: string;
+  type: 'openai_compatible' | 'bedrock';
   name: string;
   description: string;
   /** `required`, `optional` or `unsupported`. */
