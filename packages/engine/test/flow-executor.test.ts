@@ -195,6 +195,87 @@ describe('flow executor', () => {
     }
   });
 
+  test('a richer flow (decision, parallel, subflow, supervisor, approval) crashed at any save resumes without repeating a completed step', async () => {
+    const child = plan(
+      [
+        tool('charge', 'charge', 'done'),
+        { id: 'done', type: 'output', action: 'DATA_RESULT', data: { object: { ok: true } } },
+      ],
+      {},
+      { flowId: 'pay', version: 1 },
+    );
+    const flow = plan(
+      [
+        { id: 'in', type: 'input', next: 'route' },
+        {
+          id: 'route',
+          type: 'ai_decision',
+          instructions: 'Route',
+          minimum_confidence: 0.5,
+          fallback_choice: 'buy',
+          choices: [
+            { key: 'buy', description: 'Buy' },
+            { key: 'browse', description: 'Browse' },
+          ],
+          branches: { buy: 'fan', browse: 'out' },
+        },
+        { id: 'fan', type: 'parallel', branches: ['stock', 'price'], next: 'team' },
+        { id: 'stock', type: 'tool', tool: 'stock' },
+        { id: 'price', type: 'tool', tool: 'price' },
+        {
+          id: 'team',
+          type: 'supervisor',
+          mode: 'adaptive',
+          instructions: 'Plan',
+          specialists: ['advisor'],
+          max_rounds: 2,
+          next: 'ok',
+        },
+        { id: 'advisor', type: 'specialist', agent_id: 'agent-adv', instructions: 'Advise' },
+        { id: 'ok', type: 'approval', message: 'Buy?', next: 'pay' },
+        { id: 'pay', type: 'subflow', flow_id: 'pay', version: 1, next: 'out' },
+        out(),
+      ],
+      {},
+      { resolveSubflow: () => child },
+    );
+    const tools = { stock: () => 3, price: () => 10, charge: () => 'charged' };
+    const decide = (call: { stepKey: string }) =>
+      call.stepKey.startsWith('team')
+        ? { choice: call.stepKey.endsWith('round1') ? 'advisor' : 'finish', confidence: 1 }
+        : { choice: 'buy', confidence: 0.9 };
+    const options = { tools, decide, plans: { 'pay@1': child } };
+    const signals = { 'ok#1': { kind: 'approval' as const, approved: true } };
+    const reference = memoryPort(options);
+    const expected = await runOnce(reference, flow, { signals });
+    assert.equal(expected.status, 'succeeded');
+    const total = reference.store.logs.get('exec-1')!.length;
+    assert.equal(total, 15);
+    for (let crashAt = 1; crashAt <= total; crashAt++) {
+      const store = memoryStore();
+      const first = memoryPort(options, store);
+      first.crashOnSave(crashAt);
+      await assert.rejects(runOnce(first, flow, { signals }), Crash);
+      const saved = store.logs.get('exec-1') ?? [];
+      const savedKeys = saved.map((record) => record.key);
+      const second = memoryPort(options, store);
+      const outcome = await runOnce(second, flow, { signals });
+      assert.deepEqual(
+        outcome.status === 'succeeded' && outcome.action,
+        expected.status === 'succeeded' && expected.action,
+      );
+      for (const event of second.events.filter((line) => !line.startsWith('save'))) {
+        const key = event.split(' ').at(-1)!;
+        assert.ok(!savedKeys.includes(key), `${event} repeated after crash ${crashAt}`);
+      }
+      assert.deepEqual(
+        store.logs.get('exec-1')!.map((record) => record.key),
+        reference.store.logs.get('exec-1')!.map((record) => record.key),
+      );
+      assert.equal(outcome.usage.tool_calls, 3);
+    }
+  });
+
   test('ai_decision takes the chosen branch, and the fallback below minimum_confidence or for an unknown answer', async () => {
     const flow = plan([
       {
@@ -807,6 +888,39 @@ describe('flow executor', () => {
       (await runOnce(memoryPort({ costPicos: 1n }), flow, { settings: settings({ max_execution_cost: 1 }) })).status,
       'succeeded',
     );
+  });
+
+  test('a failing supervisor decision or a non-JSON tool result fails the run instead of escaping it', async () => {
+    const supervised = plan([
+      {
+        id: 'boss',
+        type: 'supervisor',
+        mode: 'adaptive',
+        instructions: 'x',
+        specialists: ['s'],
+        max_rounds: 1,
+        next: 'out',
+      },
+      { id: 's', type: 'specialist', agent_id: 'a', instructions: 'y' },
+      out(),
+    ]);
+    const down = memoryPort({
+      decide: () => {
+        throw new FlowPortError('MODEL_DOWN', 'down', true);
+      },
+    });
+    const outcome = await runOnce(down, supervised, { settings: settings({ max_node_retries: 0 }) });
+    assert.deepEqual(outcome.status === 'retryable_failure' && outcome.error, {
+      code: 'MODEL_DOWN',
+      message: 'down',
+      node_id: 'boss',
+    });
+    const weird = memoryPort({ tools: { t: () => ({ big: 1n }) } });
+    const bad = await runOnce(weird, plan([tool('a', 't', 'out', { effect: 'read' }), out()]));
+    assert.equal(bad.status === 'terminal_failure' && bad.error.code, 'STEP_OUTPUT_INVALID');
+    const huge = memoryPort({ tools: { t: () => 'x'.repeat(300_000) } });
+    const large = await runOnce(huge, plan([tool('a', 't', 'out', { effect: 'read' }), out()]));
+    assert.equal(large.status === 'terminal_failure' && large.error.code, 'STEP_OUTPUT_TOO_LARGE');
   });
 
   test('on_error takes a failed call to its handler with the error in vars', async () => {

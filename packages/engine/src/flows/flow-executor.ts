@@ -207,11 +207,24 @@ class FlowFailure extends Error {
   }
 }
 
+/** A JSON copy of a step result (a value JSON cannot hold, such as a BigInt or a cycle, fails the step). */
+function toJson(value: unknown, nodeId: string | null = null): Json {
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value)) as Json;
+  } catch {
+    throw new FlowFailure('STEP_OUTPUT_INVALID', 'a step result is not JSON', nodeId, false);
+  }
+}
+
 class Cancelled extends Error {}
 
+/** saveStep failed: the run cannot go on and has no outcome (it resumes from its log later); never a node failure. */
+class PersistenceFailure extends Error {}
+
 /** A node failure an `on_error` may handle (as opposed to a budget or plan failure, which ends the run). */
-function nodeFailure(error: unknown, nodeId: string): FlowFailure {
-  if (error instanceof Cancelled) throw error;
+function nodeFailure(error: unknown, nodeId: string | null): FlowFailure {
+  if (error instanceof Cancelled || error instanceof PersistenceFailure) throw error;
   if (error instanceof FlowFailure) return error;
   if (error instanceof FlowPortError) return new FlowFailure(error.code, error.message, nodeId, error.retryable);
   if (error instanceof ExpressionError) return new FlowFailure(error.code, error.message, nodeId, false);
@@ -234,8 +247,6 @@ interface Frame {
 }
 
 type GraphEnd = { kind: 'output'; action: NormalizedAction } | { kind: 'wait'; wait: FlowWait };
-
-const toJson = (value: unknown): Json => (value === undefined ? null : (JSON.parse(JSON.stringify(value)) as Json));
 
 /** Creates an executor over a port. It keeps no state between runs: everything durable goes through the port. */
 export function createFlowExecutor(port: FlowPort) {
@@ -268,7 +279,11 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
   }
 
   const save = async (record: FlowStepRecord) => {
-    await port.saveStep(executionId, record);
+    try {
+      await port.saveStep(executionId, record);
+    } catch (error) {
+      throw new PersistenceFailure('saveStep failed', { cause: error });
+    }
     records.set(record.key, record);
     log.push(record);
   };
@@ -345,7 +360,7 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
     checkRunnable(node.id);
     const startedAt = port.now();
     const result = await execute();
-    const outcome = toJson(result.outcome);
+    const outcome = toJson(result.outcome, node.id);
     if (jsonSize(outcome, MAX_STEP_OUTCOME_CHARS) > MAX_STEP_OUTCOME_CHARS)
       throw new FlowFailure(
         'STEP_OUTPUT_TOO_LARGE',
@@ -420,7 +435,7 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
                 compensating: false,
               }),
             );
-            const result = toJson(value.output);
+            const result = toJson(value.output, node.id);
             let compensation: FlowStepRecord['compensation'] = null;
             if (node.compensation) {
               const undo = frame.plan.nodes[node.compensation] as NodeOf<'compensation'>;
@@ -439,7 +454,7 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
             const { value, attempts } = await attempt(node.id, (signal) =>
               port.readResource({ ...base(frame, key, node.id, signal), resource: node.resource, arguments: args }),
             );
-            return { outcome: { result: toJson(value.output) }, cost: value.costPicos ?? 0n, attempts };
+            return { outcome: { result: toJson(value.output, node.id) }, cost: value.costPicos ?? 0n, attempts };
           }
           case 'ai': {
             checkCost(node.id);
@@ -447,7 +462,7 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
             const { value, attempts } = await attempt(node.id, (signal) =>
               port.generate({ ...base(frame, key, node.id, signal), instructions: node.instructions, input }),
             );
-            return { outcome: { result: toJson(value.output) }, cost: value.costPicos ?? 0n, attempts };
+            return { outcome: { result: toJson(value.output, node.id) }, cost: value.costPicos ?? 0n, attempts };
           }
           case 'specialist': {
             const depth = enter(frame.depth, node.id);
@@ -463,7 +478,7 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
                 idempotencyKey: stepIdempotencyKey(executionId, key),
               }),
             );
-            return { outcome: { result: toJson(value.output) }, cost: value.costPicos ?? 0n, attempts };
+            return { outcome: { result: toJson(value.output, node.id) }, cost: value.costPicos ?? 0n, attempts };
           }
           case 'transform':
             return { outcome: { result: evaluate(node.expression, scope, node.id) } };
@@ -712,7 +727,9 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
                     input: { input: scope.input, results } as Json,
                     choices,
                   }),
-                );
+                ).catch((error: unknown) => {
+                  throw nodeFailure(error, node.id);
+                });
                 const known = choices.some((choice) => choice.key === value.choice);
                 return { outcome: { choice: known ? value.choice : 'finish' }, cost: value.costPicos ?? 0n, attempts };
               })) as { choice: string };
@@ -932,11 +949,15 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
       usage: usageOut(),
     };
   } catch (thrown) {
-    // Anything else (a failed saveStep, a bug) propagates: the run has no outcome and resumes from its log later.
-    if (!(thrown instanceof FlowFailure || thrown instanceof Cancelled)) throw thrown;
-    const cancelled = thrown instanceof Cancelled;
+    // A failed saveStep (or a bug) propagates: the run has no outcome and resumes from its log later.
+    if (thrown instanceof PersistenceFailure) throw thrown.cause;
+    const stopped = thrown instanceof FlowPortError ? nodeFailure(thrown, null) : thrown;
+    if (!(stopped instanceof FlowFailure || stopped instanceof Cancelled)) throw stopped;
+    const cancelled = stopped instanceof Cancelled;
     const failure =
-      thrown instanceof FlowFailure ? thrown : new FlowFailure('CANCELLED', 'the execution was cancelled', null, false);
+      stopped instanceof FlowFailure
+        ? stopped
+        : new FlowFailure('CANCELLED', 'the execution was cancelled', null, false);
     const error: FlowError = { code: failure.code, message: failure.message, node_id: failure.nodeId };
     if (request.compensate) {
       try {
@@ -946,6 +967,7 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
         const compensated = await compensate();
         return { status: 'compensated', state: 'compensated', error, compensated, usage: usageOut() };
       } catch (compensationError) {
+        if (compensationError instanceof PersistenceFailure) throw compensationError.cause;
         if (!(compensationError instanceof FlowFailure)) throw compensationError;
         return failed('terminal_failure', {
           code: compensationError.code,
