@@ -51,9 +51,9 @@ function keelEngine() {
       return (logs.get(executionId) ?? []).map((text) => JSON.parse(text) as FlowStepRecord);
     },
     async saveStep(executionId, record) {
-      let log = logs.get(executionId);
-      if (!log) logs.set(executionId, (log = []));
+      const log = logs.get(executionId) ?? [];
       log.push(JSON.stringify(record));
+      logs.set(executionId, log);
     },
     callTool: () => Promise.reject(new Error('unused')),
     readResource: () => Promise.reject(new Error('unused')),
