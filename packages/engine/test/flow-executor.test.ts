@@ -757,6 +757,18 @@ describe('flow executor', () => {
       (await runOnce(port(), plan(nodes), { settings: settings({ max_tool_calls: 3 }) })).status,
       'succeeded',
     );
+    // Parallel branches reserve their calls: four concurrent tool branches under a cap of 2 make 2 calls.
+    const fan = plan([
+      { id: 'fan', type: 'parallel', branches: ['p1', 'p2', 'p3', 'p4'], next: 'out' },
+      ...['p1', 'p2', 'p3', 'p4'].map((id) => ({ id, type: 'tool', tool: 't' })),
+      out(),
+    ]);
+    const slow = memoryPort({ tools: { t: () => new Promise((resolve) => setTimeout(() => resolve(1), 5)) } });
+    const capped = await runOnce(slow, fan, {
+      settings: settings({ max_tool_calls: 2, max_dependency_concurrency: 4 }),
+    });
+    assert.equal(capped.status === 'terminal_failure' && capped.error.code, 'TOOL_CALL_LIMIT');
+    assert.equal(slow.store.toolCalls.length, 2);
     // on_error does not swallow a budget failure.
     const guarded = plan([tool('a', 't', 'b'), tool('b', 't', 'out', { on_error: 'out' }), out()]);
     const stopped = await runOnce(port(), guarded, { settings: settings({ max_tool_calls: 1 }) });

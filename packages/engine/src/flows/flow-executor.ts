@@ -261,7 +261,8 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
   const toolCap = Math.min(settings.max_tool_calls, request.plan.maxToolCalls ?? Number.POSITIVE_INFINITY);
   const costCap = settings.max_execution_cost === null ? null : amountPicos(settings.max_execution_cost);
   // Usage counts the whole log (a subflow replayed as one step still counts its inner calls).
-  const usage = { toolCalls: 0, cost: 0n, executed: 0, replayed: 0, steps: 0 };
+  // toolsInFlight: calls started but not yet saved, so parallel branches cannot pass max_tool_calls together.
+  const usage = { toolCalls: 0, toolsInFlight: 0, cost: 0n, executed: 0, replayed: 0, steps: 0 };
   for (const record of log) account(record);
   let cancelSignal = request.signal;
   const signals = request.signals ?? {};
@@ -387,9 +388,11 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
     return outcome;
   };
 
+  /** Reserves one tool call within max_tool_calls (released by the caller once the step is saved or failed). */
   const useToolCall = (nodeId: string) => {
-    if (usage.toolCalls >= toolCap)
+    if (usage.toolCalls + usage.toolsInFlight >= toolCap)
       throw new FlowFailure('TOOL_CALL_LIMIT', `max_tool_calls ${toolCap} reached`, nodeId, false);
+    usage.toolsInFlight++;
   };
   const enter = (depth: number, nodeId: string) => {
     if (depth + 1 > settings.max_orchestration_depth)
@@ -417,11 +420,13 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
   /** Executes a node that calls out (ai, tool, resource, subflow-free members); returns its result or an error outcome. */
   const callNode = async (frame: Frame, key: string, node: FlowNode): Promise<Json> => {
     const scope = frame.scope;
+    let reserved = false;
     return step(key, node, async () => {
       try {
         switch (node.type) {
           case 'tool': {
             useToolCall(node.id);
+            reserved = true;
             checkCost(node.id);
             const args = node.arguments === undefined ? {} : evaluate(node.arguments, scope, node.id);
             const idempotencyKey = stepIdempotencyKey(executionId, key);
@@ -491,10 +496,14 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
         if (!handled || isBudgetFailure(failure)) throw failure;
         return { outcome: { error: { code: failure.code, message: failure.message } } };
       }
-    }).then((outcome) => {
-      afterCost(node.id);
-      return outcome;
-    });
+    })
+      .finally(() => {
+        if (reserved) usage.toolsInFlight--;
+      })
+      .then((outcome) => {
+        afterCost(node.id);
+        return outcome;
+      });
   };
 
   const nextKey = (frame: Frame, nodeId: string) => {
