@@ -731,6 +731,54 @@ describe('flow executor', () => {
     assert.equal(depth.status, 'succeeded', 'a specialist is one level of handoff');
   });
 
+  test('specialist: a handoff with its own idempotency key and one level of depth', async () => {
+    const flow = plan(
+      [
+        {
+          id: 'constructor',
+          type: 'specialist',
+          agent_id: 'agent-x',
+          instructions: 'Help',
+          input: { var: 'input.message' },
+          next: 'out',
+        },
+        out('out', { content: { cat: [{ var: 'vars.answer' }, '!'] } }),
+      ].map((node) => (node.id === 'constructor' ? { ...node, assign: 'answer' } : node)),
+    );
+    const calls: { key: string; depth: number; input: unknown }[] = [];
+    const port = memoryPort({
+      specialist: (call) => {
+        calls.push({ key: call.idempotencyKey, depth: call.depth, input: call.input });
+        return `ok ${call.input}`;
+      },
+    });
+    const outcome = await runOnce(port, flow);
+    assert.equal(outcome.status === 'succeeded' && outcome.action.content, 'ok hello!');
+    assert.deepEqual(calls, [{ key: stepIdempotencyKey('exec-1', 'constructor#1'), depth: 1, input: 'hello' }]);
+    // A specialist inside a subflow is a second level.
+    const child = plan(
+      [{ id: 'ask', type: 'specialist', agent_id: 'a', instructions: 'x', next: 'out' }, out()],
+      {},
+      { flowId: 'c', version: 1 },
+    );
+    const parent = plan(
+      [{ id: 'sub', type: 'subflow', flow_id: 'c', version: 1, next: 'out' }, out()],
+      {},
+      { resolveSubflow: () => child },
+    );
+    const nested = memoryPort({ plans: { 'c@1': child } });
+    const tooDeep = await runOnce(nested, parent, { settings: settings({ max_orchestration_depth: 1 }) });
+    assert.deepEqual(tooDeep.status === 'terminal_failure' && tooDeep.error.code, 'ORCHESTRATION_DEPTH_LIMIT');
+    assert.equal(
+      (
+        await runOnce(memoryPort({ plans: { 'c@1': child } }), parent, {
+          settings: settings({ max_orchestration_depth: 2 }),
+        })
+      ).status,
+      'succeeded',
+    );
+  });
+
   test('resource and ai nodes pass their inputs and land in vars', async () => {
     const flow = plan([
       { id: 'faq', type: 'resource', resource: 'kb://faq', arguments: { object: { topic: 'returns' } }, next: 'say' },

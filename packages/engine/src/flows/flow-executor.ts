@@ -238,6 +238,11 @@ interface LoopFrame {
 }
 type Scope = { input: Json; vars: Record<string, Json>; loop: Record<string, LoopFrame> };
 
+/** A frame's scope: `vars` and `loop` have no prototype, so a node id such as `constructor` is plain data. */
+function newScope(input: Json): Scope {
+  return { input, vars: Object.create(null), loop: Object.create(null) };
+}
+
 interface Frame {
   plan: FlowPlan;
   prefix: string;
@@ -856,7 +861,7 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
         plan,
         prefix: `${key}/`,
         depth,
-        scope: { input, vars: {}, loop: {} },
+        scope: newScope(input),
         visits: new Map(),
       });
       if (end.kind === 'wait') return { wait: end };
@@ -945,7 +950,7 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
       plan,
       prefix: '',
       depth: 0,
-      scope: { input: request.input, vars: {}, loop: {} },
+      scope: newScope(request.input),
       visits: new Map(),
     });
     if (end.kind === 'output')
