@@ -16,6 +16,7 @@ const ALL = [
   'geo-exports',
   'engine-catalog',
   'engine-runtime',
+  'flow-engine',
 ];
 const ARGS: Record<string, string[]> = { 'detect-quality': ['--report'] };
 

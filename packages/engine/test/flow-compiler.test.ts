@@ -554,6 +554,41 @@ describe('flow compiler', () => {
     assert.ok(compileFlow(flow([out()], { contract: { input: obj({ q: 'string', r: 'number' }) } }), { previous: v1 }));
   });
 
+  test('hostile configs are bounded: deep nesting, maximal graphs and expressions compile or fail fast with FlowRejected', () => {
+    const started = performance.now();
+    const deep = JSON.parse(`${'['.repeat(1_000)}1${']'.repeat(1_000)}`);
+    rejects(
+      flow([{ id: 't', type: 'transform', expression: deep, assign: 'x', next: 'out' }, out()]),
+      'FLOW_EXPRESSION_INVALID',
+      't',
+    );
+    let nested: unknown = 1;
+    for (let index = 0; index < 50_000; index++) nested = [nested];
+    assert.throws(
+      () => compileFlow(flow([{ id: 't', type: 'transform', expression: nested, assign: 'x', next: 'out' }, out()])),
+      FlowRejected,
+    );
+    const chain = Array.from({ length: 199 }, (_, index) => ({
+      id: `n${index}`,
+      type: 'transform',
+      expression: { '+': Array.from({ length: 60 }, () => ({ var: 'vars.x' })) },
+      assign: 'x',
+      next: index === 198 ? 'out' : `n${index + 1}`,
+    }));
+    const plan = compileFlow(flow([...chain, out()]));
+    assert.equal(plan.order.length, 200);
+    // A wide fan of conditions (every node reaches every later one) checks cycles and reachability quickly.
+    const fan = Array.from({ length: 199 }, (_, index) => ({
+      id: `c${index}`,
+      type: 'condition',
+      when: true,
+      on_true: index === 198 ? 'out' : `c${index + 1}`,
+      on_false: 'out',
+    }));
+    assert.equal(compileFlow(flow([...fan, out()])).order.length, 200);
+    assert.ok(performance.now() - started < 3_000);
+  });
+
   test('a rejection is a 400 FLOW_INVALID AppError whose details carry each problem', () => {
     try {
       compileFlow(flow([{ id: 'a', type: 'input', next: 'ghost' }, out(), { id: 'b', type: 'nope' }]));

@@ -61,6 +61,8 @@ export interface FlowPlan {
   readonly subflowDepth: number;
   /** Every `flow_id@version` this plan runs, directly or through its subflows. */
   readonly subflowRefs: readonly string[];
+  /** Whether a run may stop to wait (approval, delay or event wait, here or in a subflow). */
+  readonly canWait: boolean;
   readonly config: FlowConfig;
 }
 
@@ -510,6 +512,7 @@ export function compileFlow(config: unknown, options: CompileOptions = {}): Flow
     options.flowId !== undefined && options.version !== undefined ? `${options.flowId}@${options.version}` : null;
   let subflowDepth = 0;
   const subflowRefs = new Set<string>();
+  let canWait = order.some((id) => ['approval', 'delay', 'event_wait'].includes(nodes[id]!.type));
   for (const id of order) {
     const node = nodes[id]!;
     if (node.type !== 'subflow') continue;
@@ -524,6 +527,11 @@ export function compileFlow(config: unknown, options: CompileOptions = {}): Flow
       problems.push(problem('FLOW_SUBFLOW_UNRESOLVED', id, at, `subflow ${ref} is not a published flow version`));
       continue;
     }
+    if (child.canWait && Object.hasOwn(owners, id))
+      problems.push(
+        problem('FLOW_MEMBER_INVALID', id, at, `subflow ${ref} can wait, so it cannot run as a ${owners[id]} branch`),
+      );
+    canWait ||= child.canWait;
     subflowRefs.add(ref);
     for (const nested of child.subflowRefs) subflowRefs.add(nested);
     subflowDepth = Math.max(subflowDepth, child.subflowDepth + 1);
@@ -558,6 +566,7 @@ export function compileFlow(config: unknown, options: CompileOptions = {}): Flow
     contract: { input: contract?.input ?? null, output: contract?.output ?? null },
     subflowDepth,
     subflowRefs: [...subflowRefs].sort(),
+    canWait,
     config: source as unknown as FlowConfig,
   };
   deepFreeze(plan);

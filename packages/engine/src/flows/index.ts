@@ -18,6 +18,33 @@ export {
 } from './flow-compiler.ts';
 export { FlowErrors, type FlowProblem, type FlowProblemCode, FlowRejected } from './flow-errors.ts';
 export {
+  clientAction,
+  createFlowExecutor,
+  type DecideCall,
+  type DecideResult,
+  type FlowError,
+  type FlowPort,
+  FlowPortError,
+  type FlowRunOutcome,
+  type FlowRunRequest,
+  type FlowStepRecord,
+  type FlowUsage,
+  type FlowWait,
+  type GenerateCall,
+  MAX_STEP_OUTCOME_CHARS,
+  MAX_STEPS_PER_RUN,
+  outcomeState,
+  type PortCallBase,
+  type PortResult,
+  type ResourceCall,
+  type ResumeSignal,
+  resolveDecision,
+  type SpecialistCall,
+  stepIdempotencyKey,
+  type ToolCall,
+  waitAction,
+} from './flow-executor.ts';
+export {
   type EvaluateOptions,
   EXPRESSION_LIMITS,
   EXPRESSION_OPERATORS,
@@ -31,3 +58,13 @@ export {
   validateExpression,
 } from './flow-expressions.ts';
 export * from './flow-schemas.ts';
+export {
+  canTransition,
+  EXECUTION_STATES,
+  EXECUTION_TRANSITIONS,
+  ExecutionErrors,
+  type ExecutionState,
+  FINAL_STATES,
+  isCancellable,
+  transition,
+} from './flow-states.ts';
