@@ -94,7 +94,8 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('SCHEMA patterns run on RE2: ^(a+)+$ answers at once; oversized schemas are a 400', async (t) => {
-      const { app } = await buildGuard(t, target);
+      const { app, ctx } = await buildGuard(t, target);
+      await ctx.userWork.warm();
       const created = await app.inject({
         method: 'POST',
         url: '/validators',
@@ -112,7 +113,8 @@ for (const target of testDatabaseTargets()) {
       );
       assert.equal(value.status, 200);
       assert.equal(value.body.validator_results[0].passed, false);
-      assert.ok(ms < 2000, `validated in ${ms.toFixed(0)} ms`);
+      // V8's backtracking RegExp took 9–56 s on this text.
+      assert.ok(ms < 3000, `validated in ${ms.toFixed(0)} ms`);
       assert.equal(
         (await detect(app, { text: JSON.stringify('aaaa'), guardrails: ['as'] })).body.validator_results[0].passed,
         true,
