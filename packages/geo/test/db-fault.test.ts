@@ -58,7 +58,7 @@ async function geoOverProxy(t: TestContext, baseUrl: string) {
 if (BASE_URL) {
   describe('geo survives a lost PostgreSQL connection', () => {
     test('every backend terminated under load: no crash, no 500, 2xx again within seconds; the worker goes on', async (t) => {
-      const { fault, call, list, exportJob, exportIsReady } = await geoOverProxy(t, BASE_URL);
+      const { fault, list, exportJob, exportIsReady } = await geoOverProxy(t, BASE_URL);
       assert.equal((await exportJob()).status, 202);
       // (A download already streaming when its connection dies can only be cut short: its 200 is already sent.)
       const load = startLoad(async () => (await list()).status);
