@@ -31,6 +31,7 @@ export {
   openDatabase,
   pingDatabase,
 } from './db/open-database.ts';
+export { describeDatabase, describeServiceDatabase } from './db/describe-database.ts';
 export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
