@@ -13,6 +13,7 @@ export {
   readHttpConfig,
 } from './config.ts';
 export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
+export { describeDatabase, describeServiceDatabase } from './db/describe-database.ts';
 export {
   columnTypes,
   dialectOf,
@@ -31,11 +32,11 @@ export {
   openDatabase,
   pingDatabase,
 } from './db/open-database.ts';
-export { describeDatabase, describeServiceDatabase } from './db/describe-database.ts';
 export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
 export { type ErrorBody, errorBody } from './http/error-handler.ts';
+export { type ReadableIssue, readableIssues, type SchemaIssue } from './http/validation.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {
   checkIdempotencyKey,

@@ -14,6 +14,7 @@ import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { AppError, CoreErrors } from '../errors.ts';
 import { toAppError } from '../http/error-handler.ts';
+import { readableIssues, type SchemaIssue } from '../http/validation.ts';
 
 /** JSON-RPC error codes this endpoint uses beyond the protocol's own (-32700 … -32603). */
 export const McpErrorCodes = {
@@ -138,7 +139,7 @@ function textResult(payload: unknown, isError: boolean): CallToolResult {
 interface CompiledTool<P> {
   tool: McpTool<P>;
   check(value: unknown): boolean;
-  errors(value: unknown): { instancePath: string; message: string }[];
+  errors(value: unknown): SchemaIssue[];
   advertised: Record<string, unknown>;
 }
 
@@ -149,7 +150,13 @@ function compileTool<P>(tool: McpTool<P>): CompiledTool<P> {
   return {
     tool,
     check: (value) => validator.Check(value),
-    errors: (value) => [...validator.Errors(value)].map((e) => ({ instancePath: e.instancePath, message: e.message })),
+    errors: (value) =>
+      [...validator.Errors(value)].map((e) => ({
+        keyword: e.keyword,
+        instancePath: e.instancePath,
+        params: e.params as Record<string, unknown>,
+        message: e.message,
+      })),
     advertised: {
       name: tool.name,
       ...(tool.title ? { title: tool.title } : {}),
@@ -208,10 +215,11 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
       }
       const args = Value.Default(entry.tool.inputSchema, structuredClone(rawArgs ?? {}));
       if (!entry.check(args)) {
-        const problems = entry.errors(args).slice(0, 10);
-        const summary = problems.map((p) => `${p.instancePath || '/'} ${p.message}`).join('; ');
+        const problems = readableIssues(entry.errors(args), 'argument', args).slice(0, 10);
+        const summary = problems.map((p) => p.text).join('; ');
+        const details = problems.map(({ path, message }) => ({ path, message }));
         return textResult(
-          { error: { code: 'INVALID_ARGUMENTS', message: `Invalid arguments: ${summary}`, details: problems } },
+          { error: { code: 'INVALID_ARGUMENTS', message: `Invalid arguments: ${summary}`, details } },
           true,
         );
       }
