@@ -1,37 +1,68 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { ConfigError } from '@keel/core';
-import { detectCommand } from './commands/detect.ts';
-import { migrateCommand } from './commands/migrate.ts';
-import { startCommand } from './commands/start.ts';
-import { serviceCommands, UsageError } from './services.ts';
+import type { CliCommand } from '@keel/core';
+import { DETECT_USAGE, detectCommand } from './commands/detect.ts';
+import { MIGRATE_USAGE, migrateCommand } from './commands/migrate.ts';
+import { START_USAGE, startCommand } from './commands/start.ts';
+import { describeFailure, UsageError } from './errors.ts';
+import { EXIT, EXIT_CODES_HELP } from './exit-codes.ts';
+import { serviceCommands } from './services.ts';
+
+const HELP_USAGE = 'help [COMMAND]                  this text, or one command’s';
+
+/** A command's usage lines, laid out alike: `  keel <synopsis>` and its description lines indented under it. */
+function renderUsage(name: string, usage: string): string[] {
+  return usage
+    .split('\n')
+    .map((line) => line.trim().replace(/^keel /, ''))
+    .filter(Boolean)
+    .map((line) => (line === name || line.startsWith(`${name} `) ? `  keel ${line}` : `        ${line}`));
+}
+
+function builtins(): { name: string; usage: string }[] {
+  return [
+    { name: 'start', usage: START_USAGE },
+    { name: 'migrate', usage: MIGRATE_USAGE },
+    { name: 'detect', usage: DETECT_USAGE },
+  ];
+}
 
 function help(): string {
-  const contributed = serviceCommands().map((command) => `  ${command.usage.split('\n').join('\n  ')}`);
+  const commands = [...builtins(), ...serviceCommands(), { name: 'help', usage: HELP_USAGE }];
   return [
     'keel — run and operate the Keel services',
     '',
     'Usage:',
-    '  keel start [service…]        start services (default: all) on the embedded defaults; Ctrl-C stops gracefully',
-    '  keel migrate [service…]      apply database migrations to DATABASE_URL (or the embedded SQLite files)',
-    '  keel detect [PATH…] [--json] scan files or directories (stdin when none) for PII and secrets;',
-    '                               exit code 1 when something would be blocked',
-    ...contributed,
-    '  keel help                    this text',
+    ...commands.flatMap((command) => renderUsage(command.name, command.usage)),
     '',
+    'Every command takes --help; --debug prints the stack trace of a failure.',
     'Configuration comes from environment variables; see README.md.',
+    '',
+    EXIT_CODES_HELP,
   ].join('\n');
+}
+
+function commandHelp(name: string, usage: string): string {
+  return ['Usage:', ...renderUsage(name, usage), '', 'See `keel help` for the exit codes.'].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const wantsHelp = rest.includes('--help') || rest.includes('-h');
+  const contributed: CliCommand | undefined = serviceCommands().find((c) => c.name === command);
+  const builtin = builtins().find((c) => c.name === command);
+  if (wantsHelp && (builtin || contributed)) {
+    const { name, usage } = (builtin ?? contributed)!;
+    process.stdout.write(`${commandHelp(name, usage)}\n`);
+    return EXIT.ok;
+  }
   switch (command) {
     case 'start':
       await startCommand(rest, process.env, process.stdout);
       return -1; // keep running until a signal
     case 'migrate':
       await migrateCommand(rest, process.env, process.stdout);
-      return 0;
+      return EXIT.ok;
     case 'detect': {
       const { values, positionals } = parseArgs({
         args: rest,
@@ -48,12 +79,13 @@ async function main(argv: string[]): Promise<number> {
     case undefined:
     case 'help':
     case '--help':
-    case '-h':
-      process.stdout.write(`${help()}\n`);
-      return 0;
+    case '-h': {
+      const topic = [...builtins(), ...serviceCommands()].find((c) => c.name === rest[0]);
+      process.stdout.write(`${topic ? commandHelp(topic.name, topic.usage) : help()}\n`);
+      return EXIT.ok;
+    }
     default: {
-      const contributed = serviceCommands().find((c) => c.name === command);
-      if (!contributed) throw new UsageError(`unknown command "${command}"\n\n${help()}`);
+      if (!contributed) throw new UsageError(`unknown command "${command}" (see keel help)`);
       return contributed.run(rest, {
         env: process.env,
         stdout: process.stdout,
@@ -64,23 +96,19 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
+// `--debug` may stand anywhere before a `--`; it is not passed on to the command.
+const args = process.argv.slice(2);
+const end = args.includes('--') ? args.indexOf('--') : args.length;
+const debug = args.slice(0, end).includes('--debug');
+const commandArgs = debug ? args.filter((arg, i) => !(i < end && arg === '--debug')) : args;
+
+main(commandArgs).then(
   (code) => {
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    const usage = error instanceof UsageError || (error as Error)?.name === 'UsageError';
-    if (error instanceof ConfigError || usage) {
-      process.stderr.write(`keel: ${(error as Error).message}\n`);
-      process.exitCode = usage ? 2 : 1;
-      return;
-    }
-    const code = (error as { code?: string }).code;
-    if (code === 'EADDRINUSE' || code === 'ENOENT' || code === 'EACCES') {
-      process.stderr.write(`keel: ${(error as Error).message}\n`);
-    } else {
-      process.stderr.write(`keel: failed: ${(error as Error).stack ?? String(error)}\n`);
-    }
-    process.exitCode = 1;
+    const { message, exitCode } = describeFailure(error, debug);
+    process.stderr.write(`keel: ${message}\n`);
+    process.exitCode = exitCode;
   },
 );

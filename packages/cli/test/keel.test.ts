@@ -30,7 +30,7 @@ function run(args: string[], env: Record<string, string> = {}, input?: string) {
 function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} in: ${seen}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} in: ${seen}`)), 60_000);
     child.stdout!.on('data', (chunk) => {
       seen += chunk;
       const match = seen.match(pattern);
@@ -121,7 +121,7 @@ describe('keel start', () => {
 
   test('a bad configuration value stops start-up with a message naming the variable', async () => {
     const result = await run(['start'], { GUARD_PORT: 'abc' });
-    assert.equal(result.code, 1);
+    assert.equal(result.code, 3);
     assert.match(result.stderr, /GUARD_PORT must be an integer/);
     assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
   });
@@ -155,8 +155,9 @@ describe('keel detect', () => {
     const result = await run(['detect', path.join(dir, 'app.env')]);
     assert.equal(result.code, 1);
     const lines = result.stdout.trim().split('\n');
-    assert.match(lines[0]!, /app\.env:2:19 AWS_ACCESS_KEY (0\.\d\d|1\.00) AK\*+2X$/);
-    assert.match(lines[1]!, /app\.env:3:7 EMAIL 0\.\d\d ja\*+rg$/);
+    assert.match(lines[0]!, /app\.env:2:19 block AWS_ACCESS_KEY (0\.\d\d|1\.00) AK\*+2X$/);
+    assert.match(lines[1]!, /app\.env:3:7 mask EMAIL 0\.\d\d ja\*+rg$/);
+    assert.equal(lines[2], 'keel: 2 findings in 1 file, 1 would be blocked (AWS_ACCESS_KEY); 1 file scanned');
     assert.doesNotMatch(result.stdout, /AKIAQ3EGRTZ7VKD4LN2X|jane\.doe/);
   });
 
@@ -180,11 +181,12 @@ describe('keel detect', () => {
   test('reads stdin when no path is given, and shows progress when scanning many files', async (t) => {
     const stdin = await run(['detect'], {}, 'card 4539 1488 0343 6467\n');
     assert.equal(stdin.code, 1);
-    assert.match(stdin.stdout, /^<stdin>:1:6 CREDIT_CARD /);
+    assert.match(stdin.stdout, /^<stdin>:1:6 block CREDIT_CARD /);
     const dir = tempDir(t);
     for (let i = 0; i < 30; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), `line ${i}\n`);
     const many = await run(['detect', dir]);
     assert.equal(many.code, 0);
     assert.match(many.stderr, /scanned 30\/30 files/);
+    assert.equal(many.stdout, 'keel: no findings; 30 files scanned\n');
   });
 });

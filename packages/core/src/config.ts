@@ -99,7 +99,11 @@ export class ConfigReader {
       .filter(Boolean);
   }
 
-  url(name: string, protocols: readonly string[], options: { secret?: boolean } = {}): string | undefined {
+  url(
+    name: string,
+    protocols: readonly string[],
+    options: { secret?: boolean; expected?: string } = {},
+  ): string | undefined {
     const value = this.#raw(name);
     if (value === undefined) return undefined;
     try {
@@ -107,7 +111,8 @@ export class ConfigReader {
       if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
       return value;
     } catch {
-      this.#fail(name, `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`, value, options.secret);
+      const expected = options.expected ?? `a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`;
+      this.#fail(name, expected, value, options.secret);
       return undefined;
     }
   }
@@ -140,7 +145,10 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /** Reads the configuration every service shares (DESIGN.md, "Configuration names"). */
 export function readCoreConfig(reader: ConfigReader): CoreConfig {
-  const databaseUrl = reader.url('DATABASE_URL', ['postgres:', 'postgresql:', 'sqlite:', 'file:'], { secret: true });
+  const databaseUrl = reader.url('DATABASE_URL', ['postgres:', 'postgresql:', 'sqlite:', 'file:'], {
+    secret: true,
+    expected: 'postgres://USER@HOST/DATABASE (PostgreSQL) or sqlite:PATH (another SQLite file)',
+  });
   const secretKey = reader.optionalString('KEEL_SECRET_KEY');
   if (secretKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
     reader.problem('KEEL_SECRET_KEY must be 64 hexadecimal characters (a 256-bit key)');

@@ -15,6 +15,7 @@ export {
 export { loadKeyFile } from './crypto/key-file.ts';
 export { createSecretBox, loadSecretKey, type SecretBox } from './crypto/secret-box.ts';
 export { isDatabaseUnavailable } from './db/connection-errors.ts';
+export { describeDatabase, describeServiceDatabase } from './db/describe-database.ts';
 export {
   columnTypes,
   dialectOf,
@@ -50,6 +51,7 @@ export { type App, type CreateAppOptions, createApp } from './http/create-app.ts
 export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';
 export { errorBodySchema } from './http/error-schema.ts';
 export { idForLog } from './http/log-safe.ts';
+export { type ReadableIssue, readableIssues, type SchemaIssue } from './http/validation.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {
   type ClaimOutcome,

@@ -2,13 +2,19 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Env } from '@keel/core';
 import { createLocalScanner, readGuardConfig } from '@keel/guard';
+import { InputError } from '../errors.ts';
+import { EXIT } from '../exit-codes.ts';
+
+export const DETECT_USAGE = `detect [PATH…] [--json]         scan files or directories (stdin when none) for PII and secrets offline;
+prints path:line:col, block or mask, type, score and the masked value, then a summary line;
+exit code 1 when something would be blocked`;
 
 export interface DetectCommandOptions {
   json: boolean;
   paths: string[];
 }
 
-interface Finding {
+export interface Finding {
   path: string;
   line: number;
   column: number;
@@ -66,10 +72,34 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Checks that every path exists and is readable before anything is scanned (exit code 4 otherwise). */
+async function checkPaths(paths: readonly string[]): Promise<void> {
+  for (const target of paths) {
+    try {
+      await fs.access(target, fs.constants.R_OK);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      throw new InputError(
+        code === 'ENOENT' ? `${target}: no such file or directory` : `${target}: cannot be read (${code ?? 'error'})`,
+      );
+    }
+  }
+}
+
+/** The closing line of the human output: how many findings, how many block, in how many files. */
+export function summaryLine(findings: readonly Finding[], files: number): string {
+  const blocking = findings.filter((f) => f.blocked);
+  const withFindings = new Set(findings.map((f) => f.path)).size;
+  const scanned = `${files} file${files === 1 ? '' : 's'} scanned`;
+  if (findings.length === 0) return `keel: no findings; ${scanned}`;
+  const types = [...new Set(blocking.map((f) => f.type))].sort().join(', ');
+  return `keel: ${findings.length} finding${findings.length === 1 ? '' : 's'} in ${withFindings} file${withFindings === 1 ? '' : 's'}, ${blocking.length} would be blocked${types ? ` (${types})` : ''}; ${scanned}`;
+}
+
 /**
  * `keel detect [PATH…]`: scans files (directories recursively, stdin when no path) with guard's engine and
- * default patterns. Prints `path:line:col TYPE score masked` (or JSON lines with --json); resolves to the exit
- * code: 1 when something would be blocked, else 0.
+ * default patterns. Prints `path:line:col block|mask TYPE score masked` and a summary line (or JSON lines with
+ * --json); resolves to the exit code: 1 when something would be blocked, else 0.
  */
 export async function detectCommand(
   options: DetectCommandOptions,
@@ -81,6 +111,7 @@ export async function detectCommand(
   const scan = createLocalScanner(detection);
   const blocks = (score: string) => detection.piiMode === 'BLOCK' || Number(score) >= detection.blockThreshold;
   let wouldBlock = false;
+  const findings: Finding[] = [];
 
   const report = (file: string, text: string) => {
     const decision = scan(text);
@@ -98,18 +129,25 @@ export async function detectCommand(
         masked: maskForDisplay(d.value),
         blocked: blocks(d.confidence_score),
       };
+      findings.push(finding);
+      const decision = finding.blocked ? 'block' : 'mask';
       out.write(
         options.json
           ? `${JSON.stringify(finding)}\n`
-          : `${finding.path}:${finding.line}:${finding.column} ${finding.type} ${finding.score} ${finding.masked}\n`,
+          : `${finding.path}:${finding.line}:${finding.column} ${decision} ${finding.type} ${finding.score} ${finding.masked}\n`,
       );
     }
   };
 
+  const finish = (files: number) => {
+    if (!options.json) out.write(`${summaryLine(findings, files)}\n`);
+    return wouldBlock ? EXIT.outcome : EXIT.ok;
+  };
   if (options.paths.length === 0) {
     report('<stdin>', await readStdin());
-    return wouldBlock ? 1 : 0;
+    return finish(1);
   }
+  await checkPaths(options.paths);
 
   const files: string[] = [];
   for (const target of options.paths) for await (const file of walk(target)) files.push(file);
@@ -131,5 +169,5 @@ export async function detectCommand(
       err.write(err.isTTY ? `\r${line}${i === files.length - 1 ? '\n' : ''}` : `${line}\n`);
     }
   }
-  return wouldBlock ? 1 : 0;
+  return finish(files.length);
 }

@@ -1,8 +1,12 @@
+import { parseArgs } from 'node:util';
 import { ConfigReader, type Env, readCoreConfig } from '@keel/core';
 import { selectServices } from '../services.ts';
 
+export const MIGRATE_USAGE = `migrate [SERVICE…]              apply database migrations to DATABASE_URL (or the embedded SQLite files)`;
+
 /** `keel migrate [service…]`: applies pending migrations to each service's database (DATABASE_URL or SQLite). */
-export async function migrateCommand(names: string[], env: Env, out: NodeJS.WritableStream): Promise<void> {
+export async function migrateCommand(args: string[], env: Env, out: NodeJS.WritableStream): Promise<void> {
+  const names = parseArgs({ args, options: {}, allowPositionals: true }).positionals;
   const reader = new ConfigReader(env);
   const core = readCoreConfig(reader);
   reader.done();

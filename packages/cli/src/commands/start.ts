@@ -1,15 +1,22 @@
-import { ConfigReader, type Env, type RunningService, readCoreConfig } from '@keel/core';
-import { selectServices } from '../services.ts';
+import { parseArgs } from 'node:util';
+import { ConfigReader, describeServiceDatabase, type Env, type RunningService, readCoreConfig } from '@keel/core';
+import { checkConfigurations, selectServices } from '../services.ts';
+
+export const START_USAGE = `start [SERVICE…]                start services (default: all: guard, engine, geo) on the embedded defaults;
+Ctrl-C stops gracefully`;
 
 /**
  * `keel start [service…]`: starts the named services (all by default) in this process, prints their
  * addresses, and on SIGINT/SIGTERM stops accepting connections, lets in-flight requests finish, and exits.
  */
-export async function startCommand(names: string[], env: Env, out: NodeJS.WritableStream): Promise<void> {
+export async function startCommand(args: string[], env: Env, out: NodeJS.WritableStream): Promise<void> {
+  const names = parseArgs({ args, options: {}, allowPositionals: true }).positionals;
+  const services = selectServices(names);
+  // Every service's configuration is checked before any of them starts (and creates data or prints keys).
+  checkConfigurations(services, env);
   const reader = new ConfigReader(env);
   const core = readCoreConfig(reader);
   reader.done();
-  const services = selectServices(names);
   const running: RunningService[] = [];
   try {
     for (const service of services) running.push(await service.start({ env, core }));
@@ -19,6 +26,7 @@ export async function startCommand(names: string[], env: Env, out: NodeJS.Writab
   }
   for (const service of running) {
     for (const address of service.addresses) out.write(`keel: ${address.label} listening on ${address.url}\n`);
+    out.write(`keel: ${service.name} store: ${describeServiceDatabase(core, service.name)}\n`);
   }
   out.write(`keel: ready (${running.map((r) => r.name).join(', ')}); Ctrl-C to stop\n`);
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/connection-errors.ts';
 import { AppError, CoreErrors, type ErrorDetail } from '../errors.ts';
+import { readableIssues, type SchemaIssue } from './validation.ts';
 
 export interface ErrorBody {
   error: { code: string; message: string; traceId: string; details?: ErrorDetail[] };
@@ -19,24 +20,6 @@ export function errorBody(error: AppError, traceId: string): ErrorBody {
   };
 }
 
-interface ValidationIssue {
-  instancePath?: string;
-  message?: string;
-  params?: Record<string, unknown>;
-}
-
-function validationDetails(error: FastifyError): ErrorDetail[] {
-  const issues = (error.validation ?? []) as ValidationIssue[];
-  return issues.slice(0, 20).map((issue) => {
-    const missing = issue.params?.missingProperty;
-    const at = `${error.validationContext ?? 'body'}${issue.instancePath ?? ''}`;
-    return {
-      path: typeof missing === 'string' ? `${at}/${missing}` : at,
-      message: issue.message ?? 'is invalid',
-    };
-  });
-}
-
 /** DATABASE_UNAVAILABLE (503) with `Retry-After: 1`: the pool reconnects on the next query. */
 export function databaseUnavailable(): AppError {
   return Object.assign(CoreErrors.databaseUnavailable(), { headers: { 'retry-after': '1' } });
@@ -47,8 +30,9 @@ export function toAppError(error: unknown, bodyLimit: number): AppError {
   if (error instanceof AppError) return error;
   const e = error as FastifyError & { type?: string };
   if (e?.validation) {
-    const details = validationDetails(e);
-    const summary = details.map((d) => `${d.path} ${d.message}`).join('; ');
+    const issues = readableIssues(e.validation as SchemaIssue[], e.validationContext ?? 'body');
+    const details = issues.map(({ path, message }) => ({ path, message }));
+    const summary = issues.map((issue) => issue.text).join('; ');
     return new AppError('VALIDATION_FAILED', `Invalid request: ${summary}`, 400, { details });
   }
   switch (e?.code) {

@@ -15,6 +15,7 @@ import { Value } from 'typebox/value';
 import { isDatabaseUnavailable } from '../db/connection-errors.ts';
 import { AppError, CoreErrors } from '../errors.ts';
 import { databaseUnavailable, toAppError } from '../http/error-handler.ts';
+import { readableIssues, type SchemaIssue } from '../http/validation.ts';
 
 /** JSON-RPC error codes this endpoint uses beyond the protocol's own (-32700 … -32603). */
 export const McpErrorCodes = {
@@ -139,7 +140,7 @@ function textResult(payload: unknown, isError: boolean): CallToolResult {
 interface CompiledTool<P> {
   tool: McpTool<P>;
   check(value: unknown): boolean;
-  errors(value: unknown): { instancePath: string; message: string }[];
+  errors(value: unknown): SchemaIssue[];
   advertised: Record<string, unknown>;
 }
 
@@ -150,7 +151,13 @@ function compileTool<P>(tool: McpTool<P>): CompiledTool<P> {
   return {
     tool,
     check: (value) => validator.Check(value),
-    errors: (value) => [...validator.Errors(value)].map((e) => ({ instancePath: e.instancePath, message: e.message })),
+    errors: (value) =>
+      [...validator.Errors(value)].map((e) => ({
+        keyword: e.keyword,
+        instancePath: e.instancePath,
+        params: e.params as Record<string, unknown>,
+        message: e.message,
+      })),
     advertised: {
       name: tool.name,
       ...(tool.title ? { title: tool.title } : {}),
@@ -209,10 +216,11 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
       }
       const args = Value.Default(entry.tool.inputSchema, structuredClone(rawArgs ?? {}));
       if (!entry.check(args)) {
-        const problems = entry.errors(args).slice(0, 10);
-        const summary = problems.map((p) => `${p.instancePath || '/'} ${p.message}`).join('; ');
+        const problems = readableIssues(entry.errors(args), 'argument', args).slice(0, 10);
+        const summary = problems.map((p) => p.text).join('; ');
+        const details = problems.map(({ path, message }) => ({ path, message }));
         return textResult(
-          { error: { code: 'INVALID_ARGUMENTS', message: `Invalid arguments: ${summary}`, details: problems } },
+          { error: { code: 'INVALID_ARGUMENTS', message: `Invalid arguments: ${summary}`, details } },
           true,
         );
       }

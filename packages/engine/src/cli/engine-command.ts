@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { type CliCommand, type CommandIo, openCache } from '@keel/core';
+import { type CliCommand, type CommandIo, describeServiceDatabase, openCache } from '@keel/core';
 import { readEngineConfig } from '../config.ts';
 import {
   bulkDeleteKeys,
@@ -40,6 +40,8 @@ async function withServices<T>(
 
 async function open(io: CommandIo) {
   const config = readEngineConfig(io.env);
+  // Said on stderr (stdout stays one JSON object with --json), so a key is never created in an unexpected store.
+  io.stderr.write(`keel: engine store: ${describeServiceDatabase(config.core, 'engine')}\n`);
   const { openEngineDatabase } = await import('../service.ts');
   const database = await openEngineDatabase(config);
   const cache = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
@@ -52,6 +54,16 @@ async function open(io: CommandIo) {
       await database.close();
     },
   };
+}
+
+/** The store flags a key scope needs, checked before anything is written (the service's rule, named as flags). */
+function checkKeyStores(scope: KeyScope, stores: readonly string[]): void {
+  if (scope === 'store' && stores.length !== 1)
+    throw new UsageError('--scope store needs exactly one --store STORE_ID');
+  if (scope === 'custom' && (stores.length < 1 || stores.length > 100))
+    throw new UsageError('--scope custom needs 1 to 100 --store STORE_ID flags');
+  if ((scope === 'merchant' || scope === 'merchant_network') && stores.length > 0)
+    throw new UsageError(`--store is not allowed with --scope ${scope} (the key reaches its stores by scope)`);
 }
 
 function print(io: CommandIo, json: boolean, value: unknown, text: string): void {
@@ -134,6 +146,9 @@ export const engineCommand: CliCommand = {
         if (action === 'create') {
           const scope = need(values.scope, 'scope') as KeyScope;
           if (!KEY_SCOPES.includes(scope)) throw new UsageError(`--scope must be one of ${KEY_SCOPES.join(', ')}`);
+          checkKeyStores(scope, values.store ?? []);
+          if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires)))
+            throw new UsageError('--expires must be an ISO 8601 date-time, e.g. 2027-01-31T00:00:00Z');
           const issued = await issueKey(db, {
             merchantId,
             scope,

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { type CliCommand, type CommandIo, ConfigError, openDatabase } from '@keel/core';
+import { type CliCommand, type CommandIo, ConfigError, describeServiceDatabase, openDatabase } from '@keel/core';
 import { geoSecretBox, prepareGeoDatabase } from '../app.ts';
 import { GEO_PERMISSIONS, type KeyScope } from '../auth/permissions.ts';
 import { readGeoConfig } from '../config.ts';
@@ -49,6 +49,8 @@ async function run(args: string[], io: CommandIo): Promise<number> {
   });
   if (noun !== 'bootstrap' && verb !== 'create') throw new UsageError(`usage:\n${USAGE}`);
   const config = readGeoConfig(io.env);
+  // Said on stderr (stdout stays one JSON object with --json), so a key is never created in an unexpected store.
+  io.stderr.write(`keel: geo store: ${describeServiceDatabase(config.core, 'geo')}\n`);
   const database = await openDatabase<GeoDb>({ url: geoDatabaseUrl(config.core), schema: 'geo' });
   try {
     await prepareGeoDatabase(database.db);
