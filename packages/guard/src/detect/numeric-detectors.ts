@@ -2,6 +2,7 @@
 import { isAlnum, isAsciiWordCode, isDigit, WORD_TABLE } from './chars.ts';
 import { cardSchemeFits, ssnValid } from './checksums.ts';
 import { ipSuffixEnd } from './ip-detectors.ts';
+import { scanDigitId } from './national-ids.ts';
 import {
   internationalVerdict,
   isPlausibleChinaMobile,
@@ -587,6 +588,9 @@ export function scanNumberRun(st: ScanState, start: number): number {
   if (!hasPlus && !openParen && digits >= 13 && digits <= 19 && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0) {
     const r = scanCard(st, start, end, groups, digits);
     if (r >= 0) return r;
+  }
+  if (!hasPlus && !openParen && (digits === 11 || digits === 12) && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0) {
+    if (scanDigitId(st, start, end, digitsOf(st, groups, false))) return end;
   }
   if (!hasPlus && !openParen && digits === 9) return scanSsn(st, start, end, groups, sepUnion, sepUniform);
   const found = st.out.length;
