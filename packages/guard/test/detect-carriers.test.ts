@@ -203,3 +203,11 @@ describe('national identifiers and hardware addresses by definition', () => {
     }
   });
 });
+
+describe('vendor formats named by the key', () => {
+  test('a telegram key with a value outside the bot-token format is not a token; one inside it is', () => {
+    assert.deepEqual(reported('telegram_bot_token = "123:short-and-wrong_value_here_xyz"'), []);
+    const token = '5938201746:AQz7Lm2Kp9Vb4Nc8Xw1Ry6Tu3Ho0Jd5GfEe';
+    assert.ok(reported(`telegram_bot_token = "${token}"`).some((r) => r.endsWith(`:${token}`)));
+  });
+});
