@@ -211,3 +211,11 @@ describe('vendor formats named by the key', () => {
     assert.ok(reported(`telegram_bot_token = "${token}"`).some((r) => r.endsWith(`:${token}`)));
   });
 });
+
+describe('US SSN written loosely', () => {
+  test('dotted (3.2.4) and 3-6 forms are SSNs when the parts are valid; invalid parts are not', () => {
+    assertFound('ssn 512.48.3307 on file', 'US_SSN', '512.48.3307');
+    assertFound('ssn 512-483307 on file', 'US_SSN', '512-483307');
+    assert.deepEqual(reported('ref 000.48.3307 and 512-003307x'), []);
+  });
+});
