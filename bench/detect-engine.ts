@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../packages/guard/src/detect/index.ts';
+import { compileDetector, defaultPatternSpecs, localAiScores } from '../packages/guard/src/detect/index.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
 const HERE = import.meta.dirname;
@@ -99,13 +99,7 @@ async function main(): Promise<void> {
     .map((line) => JSON.parse(line).text as string);
   const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t, 'utf8'), 0);
   const detector = compileDetector({
-    patterns: BUILTIN_PATTERNS.map((p) => ({
-      name: p.name,
-      regex: p.regex,
-      category: p.category,
-      allowThreshold: null,
-      blockThreshold: null,
-    })),
+    patterns: defaultPatternSpecs(),
     allowlist: [],
     blocklist: [],
     settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },

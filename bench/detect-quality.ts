@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../packages/guard/src/detect/index.ts';
+import { compileDetector, defaultPatternSpecs, localAiScores } from '../packages/guard/src/detect/index.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
 const STRUCTURED = [
@@ -69,13 +69,7 @@ function parseArgs(argv: string[]): { corpus: string; examples: number; allTypes
 /** The engine as the service runs it with its defaults: built-in patterns, local scorer, thresholds 0.30/0.85. */
 export function createEngineAdapter(allTypes = false) {
   const detector = compileDetector({
-    patterns: BUILTIN_PATTERNS.map((p) => ({
-      name: p.name,
-      regex: p.regex,
-      category: p.category,
-      allowThreshold: null,
-      blockThreshold: null,
-    })),
+    patterns: defaultPatternSpecs(),
     allowlist: [],
     blocklist: [],
     settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },

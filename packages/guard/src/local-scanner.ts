@@ -1,5 +1,5 @@
 import type { GuardConfig } from './config.ts';
-import { BUILTIN_PATTERNS, compileDetector } from './detect/index.ts';
+import { compileDetector, defaultPatternSpecs } from './detect/index.ts';
 import type { AiScore, Decision } from './detect/types.ts';
 
 /**
@@ -8,13 +8,7 @@ import type { AiScore, Decision } from './detect/types.ts';
  */
 export function createLocalScanner(detection: GuardConfig['detection']): (text: string) => Decision {
   const detector = compileDetector({
-    patterns: BUILTIN_PATTERNS.map((p) => ({
-      name: p.name,
-      regex: p.regex,
-      category: p.category,
-      allowThreshold: null,
-      blockThreshold: null,
-    })),
+    patterns: defaultPatternSpecs(),
     allowlist: [],
     blocklist: [],
     settings: {

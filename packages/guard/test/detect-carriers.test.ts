@@ -169,3 +169,53 @@ describe('URL', () => {
     assert.ok(reported('mysql://admin:Wq8!zR2v@db.example.com/shop').includes('GENERIC_PASSWORD:Wq8!zR2v'));
   });
 });
+
+describe('national identifiers and hardware addresses by definition', () => {
+  const found: [string, string, string][] = [
+    ['Aadhaar no. 7391 4058 2608', 'IN_AADHAAR', '7391 4058 2608'],
+    ['mi DNI es 48203917B', 'ES_NIF', '48203917B'],
+    ['NIE: Y5830471P', 'ES_NIF', 'Y5830471P'],
+    ['codice fiscale BNCLRA92E41F205S', 'IT_FISCAL_CODE', 'BNCLRA92E41F205S'],
+    ['NRIC T0482915D', 'SG_NRIC_FIN', 'T0482915D'],
+    ['henkilötunnus 240387-417T', 'FI_PERSONAL_ID', '240387-417T'],
+    ['T.C. kimlik no 38291745010', 'TR_NATIONAL_ID', '38291745010'],
+    ['national insurance JH482617B', 'UK_NINO', 'JH482617B'],
+    ['PAN card ABCPE1234F', 'IN_PAN', 'ABCPE1234F'],
+    ['wifi adapter 3c:22:fb:9a:10:4e', 'MAC_ADDRESS', '3c:22:fb:9a:10:4e'],
+    ['switch port 3c22.fb9a.104e', 'MAC_ADDRESS', '3c22.fb9a.104e'],
+  ];
+  for (const [text, type, value] of found)
+    test(`${type} in ${JSON.stringify(text)}`, () => assertFound(text, type, value));
+
+  test('wrong check characters, unnamed look-alikes and decimal colon runs are not identifiers', () => {
+    for (const text of [
+      'DNI 48203917C',
+      'codice fiscale BNCLRA92E41F205T',
+      'NRIC T0482915E',
+      'henkilötunnus 240387-417U',
+      'tracking 7391 4058 2608',
+      'T.C. kimlik no 38291745011',
+      'QQ123456C is the sample number',
+      'elapsed 12:30:45:10:20:30',
+      'SKU ABCDE12345',
+    ]) {
+      assert.deepEqual(reported(text), [], text);
+    }
+  });
+});
+
+describe('vendor formats named by the key', () => {
+  test('a telegram key with a value outside the bot-token format is not a token; one inside it is', () => {
+    assert.deepEqual(reported('telegram_bot_token = "123:short-and-wrong_value_here_xyz"'), []);
+    const token = '5938201746:AQz7Lm2Kp9Vb4Nc8Xw1Ry6Tu3Ho0Jd5GfEe';
+    assert.ok(reported(`telegram_bot_token = "${token}"`).some((r) => r.endsWith(`:${token}`)));
+  });
+});
+
+describe('US SSN written loosely', () => {
+  test('dotted (3.2.4) and 3-6 forms are SSNs when the parts are valid; invalid parts are not', () => {
+    assertFound('ssn 512.48.3307 on file', 'US_SSN', '512.48.3307');
+    assertFound('ssn 512-483307 on file', 'US_SSN', '512-483307');
+    assert.deepEqual(reported('ref 000.48.3307 and 512-003307x'), []);
+  });
+});

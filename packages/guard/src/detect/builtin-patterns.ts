@@ -17,6 +17,10 @@ export interface BuiltinPattern {
    * exact text, the native detector runs; once edited, the stored regex runs instead, as a user pattern.
    */
   readonly regex: string;
+  /** False for detectors seeded inactive (an operator turns them on): MAC addresses are device data, not personal data, in most deployments. */
+  readonly defaultActive?: boolean;
+  /** The catalog release that added it: 1 for the first library; later ones are seeded into existing installs once. */
+  readonly since?: number;
 }
 
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
@@ -73,11 +77,93 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
   {
     name: 'URL',
     category: 'PII',
+    since: 2,
     description:
       'Web or service address: scheme://… (http, https, ftp, ws, ssh, git, database schemes), www.… or a host name under a common top-level domain; credentials inside it are reported as GENERIC_PASSWORD, and a URL that holds another detection yields to it',
     baseScore: 0.5,
     regex:
       '(?i)\\b(?:https?|ftps?|sftp|wss?|ssh|git|mongodb(?:\\+srv)?|postgres(?:ql)?|mysql|rediss?|amqps?)://[^\\s"\'<>`{}|\\\\^]{3,}|\\bwww\\.[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)+[^\\s"\'<>]*',
+  },
+  {
+    name: 'MAC_ADDRESS',
+    category: 'PII',
+    description:
+      'MAC (hardware) address: six hex pairs joined by : or -, or three dotted hex quads (Cisco); broadcast and all-zero addresses are placeholders',
+    baseScore: 0.5,
+    defaultActive: false,
+    since: 2,
+    regex:
+      '\\b(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}[:-]){4}[0-9A-Fa-f]{2}\\b|\\b[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}\\b',
+  },
+  {
+    name: 'UK_NINO',
+    category: 'PII',
+    since: 2,
+    description:
+      'UK National Insurance number (two prefix letters from the allowed set, six digits, suffix A–D); context: NI, national insurance',
+    baseScore: 0.8,
+    regex: '\\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z][0-9]{6}[A-D]\\b',
+  },
+  {
+    name: 'IN_PAN',
+    category: 'PII',
+    since: 2,
+    description:
+      'Indian Permanent Account Number (five letters, the fourth the holder type, four digits, a letter); context: PAN, income tax',
+    baseScore: 0.78,
+    regex: '\\b[A-Z]{3}[ABCFGHLJPTK][A-Z][0-9]{4}[A-Z]\\b',
+  },
+  {
+    name: 'IN_AADHAAR',
+    category: 'PII',
+    since: 2,
+    description:
+      'Indian Aadhaar number (12 digits, first 2–9, Verhoeff check digit), grouped 4-4-4 or named (aadhaar, UID, आधार)',
+    baseScore: 0.84,
+    regex: '\\b[2-9][0-9]{3}[ -]?[0-9]{4}[ -]?[0-9]{4}\\b',
+  },
+  {
+    name: 'ES_NIF',
+    category: 'PII',
+    since: 2,
+    description:
+      'Spanish DNI/NIF (8 digits and a mod-23 check letter) and NIE (X/Y/Z, 7 digits, check letter); context: DNI, NIF, NIE',
+    baseScore: 0.82,
+    regex: '\\b(?:[0-9]{8}|[XYZ][0-9]{7})[A-Z]\\b',
+  },
+  {
+    name: 'IT_FISCAL_CODE',
+    category: 'PII',
+    since: 2,
+    description:
+      'Italian codice fiscale (16 characters: surname, name, birth date and place, check letter); context: codice fiscale',
+    baseScore: 0.84,
+    regex: '\\b[A-Z]{6}[0-9LMNPQRSTUV]{2}[ABCDEHLMPRST][0-9LMNPQRSTUV]{2}[A-Z][0-9LMNPQRSTUV]{3}[A-Z]\\b',
+  },
+  {
+    name: 'SG_NRIC_FIN',
+    category: 'PII',
+    since: 2,
+    description: 'Singapore NRIC or FIN (S/T/F/G/M, 7 digits, weighted check letter); context: NRIC, FIN',
+    baseScore: 0.82,
+    regex: '\\b[STFGM][0-9]{7}[A-Z]\\b',
+  },
+  {
+    name: 'FI_PERSONAL_ID',
+    category: 'PII',
+    since: 2,
+    description:
+      'Finnish henkilötunnus (birth date DDMMYY, century sign, individual number, mod-31 check character); context: henkilötunnus, hetu',
+    baseScore: 0.84,
+    regex: '\\b[0-3][0-9][01][0-9][0-9]{2}[-+A-FU-Y][0-9]{3}[0-9A-Y]\\b',
+  },
+  {
+    name: 'TR_NATIONAL_ID',
+    category: 'PII',
+    since: 2,
+    description: 'Turkish T.C. kimlik no (11 digits, two check digits), when named (TC, TCKN, kimlik)',
+    baseScore: 0.84,
+    regex: '\\b[1-9][0-9]{10}\\b',
   },
   {
     name: 'AWS_ACCESS_KEY',
@@ -168,6 +254,17 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
 ] satisfies BuiltinPattern[]);
 
 const BY_NAME = new Map(BUILTIN_PATTERNS.map((p) => [p.name, p]));
+
+/** The built-ins a fresh install runs (defaultActive not false), as pattern specs without overrides. */
+export function defaultPatternSpecs(): PatternSpec[] {
+  return BUILTIN_PATTERNS.filter((p) => p.defaultActive !== false).map((p) => ({
+    name: p.name,
+    regex: p.regex,
+    category: p.category,
+    allowThreshold: null,
+    blockThreshold: null,
+  }));
+}
 
 /** The built-in pattern of that name, or undefined. */
 export function builtinPattern(name: string): BuiltinPattern | undefined {

@@ -13,6 +13,7 @@ import { checkDeadline } from './errors.ts';
 import { scanIban } from './iban-detector.ts';
 import { injectionTriggerHashes, injectionTriggerWords, scanInjection } from './injection-detector.ts';
 import { scanIpv6 } from './ip-detectors.ts';
+import { scanDigitLedId, scanLetterLedId, scanMac } from './national-ids.ts';
 import { numberBoundaryBefore, scanNumberRun } from './numeric-detectors.ts';
 import {
   ASSIGNMENT_REJECTED,
@@ -253,7 +254,17 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
   const c0 = t.charCodeAt(i);
   const next = j < st.n ? t.charCodeAt(j) : 0;
   let r = -1;
+  // 00:1a:2b:3c:4d:5e, 00-1A-…, 001a.2b3c.4d5e: MAC addresses, before IPv6 and number runs read them.
+  if ((j - i === 2 && (next === 58 || next === 45)) || (j - i === 4 && next === 46)) {
+    r = scanMac(st, i);
+    if (r > 0) return r;
+  }
   if (isDigit(c0)) {
+    // 12345678Z (DNI), 131052-308T (HETU): national ids led by digits.
+    if ((j - i === 9 && isUpper(t.charCodeAt(j - 1))) || (j - i === 6 && (next === 45 || next === 43 || next === 65))) {
+      r = scanDigitLedId(st, i);
+      if (r > 0) return r;
+    }
     // host:5432:database:user:password (~/.pgpass); not times (12:30:45), whose next field is a number too.
     if (next === 58 && i > 0 && t.charCodeAt(i - 1) === 58 && sel.password && !isDigit(t.charCodeAt(j + 1))) {
       r = scanPgpassLine(st, i);
@@ -270,6 +281,10 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
   const c1 = t.charCodeAt(i + 1);
   if (c0 < 128 && c1 < 128 && SECRET_START[c0 * 128 + c1] === 1) {
     r = scanSecretAt(st, i, c0);
+    if (r > 0) return r;
+  }
+  if (isUpper(c0) && (j - i === 9 || j - i === 10 || j - i === 16)) {
+    r = scanLetterLedId(st, i, j);
     if (r > 0) return r;
   }
   if (

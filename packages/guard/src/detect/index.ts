@@ -4,6 +4,7 @@ export {
   type BuiltinCategory,
   type BuiltinPattern,
   builtinPattern,
+  defaultPatternSpecs,
   isUnmodifiedBuiltin,
 } from './builtin-patterns.ts';
 export { defaultPlaceholder } from './decide.ts';

@@ -2,6 +2,7 @@
 import { isAlnum, isAsciiWordCode, isDigit, WORD_TABLE } from './chars.ts';
 import { cardSchemeFits, ssnValid } from './checksums.ts';
 import { ipSuffixEnd } from './ip-detectors.ts';
+import { scanDigitId } from './national-ids.ts';
 import {
   internationalVerdict,
   isPlausibleChinaMobile,
@@ -571,6 +572,10 @@ export function scanNumberRun(st: ScanState, start: number): number {
 
   if (!hasPlus && !openParen && sepUnion === DOT) {
     if (groups === 4) return scanIpv4(st, start, end);
+    // 078.05.1123: an SSN written with dots.
+    if (groups === 3 && groupLen(0) === 3 && groupLen(1) === 2 && groupLen(2) === 4 && !afterColonDigit) {
+      return scanSsn(st, start, end, groups, sepUnion, sepUniform);
+    }
     if (groups === 3 && groupLen(0) === 3 && groupLen(1) === 3 && groupLen(2) === 4 && !afterColonDigit) {
       return scanPhone(st, start, end, groups, digits, false);
     }
@@ -587,6 +592,9 @@ export function scanNumberRun(st: ScanState, start: number): number {
   if (!hasPlus && !openParen && digits >= 13 && digits <= 19 && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0) {
     const r = scanCard(st, start, end, groups, digits);
     if (r >= 0) return r;
+  }
+  if (!hasPlus && !openParen && (digits === 11 || digits === 12) && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0) {
+    if (scanDigitId(st, start, end, digitsOf(st, groups, false))) return end;
   }
   if (!hasPlus && !openParen && digits === 9) return scanSsn(st, start, end, groups, sepUnion, sepUniform);
   const found = st.out.length;
@@ -813,10 +821,25 @@ function scanSsn(
   let group: number;
   let serial: number;
   let bare = false;
-  if (groups === 3 && uniform && (sepUnion === DASH || sepUnion === SPACE) && groupLen(0) === 3 && groupLen(1) === 2) {
+  let weak = false;
+  if (
+    groups === 3 &&
+    uniform &&
+    (sepUnion === DASH || sepUnion === SPACE || sepUnion === DOT) &&
+    groupLen(0) === 3 &&
+    groupLen(1) === 2
+  ) {
     area = Number(t.slice(groupStart[0], groupEnd[0]));
     group = Number(t.slice(groupStart[1], groupEnd[1]));
     serial = Number(t.slice(groupStart[2], groupEnd[2]));
+    weak = sepUnion === DOT;
+  } else if (groups === 2 && sepUnion === DASH && groupLen(0) === 3 && groupLen(1) === 6) {
+    // 078-051121: area, then group and serial run together.
+    const rest = t.slice(groupStart[1], groupEnd[1]);
+    area = Number(t.slice(groupStart[0], groupEnd[0]));
+    group = Number(rest.slice(0, 2));
+    serial = Number(rest.slice(2));
+    weak = true;
   } else if (groups === 1) {
     // Nine bare digits are an SSN only when the words around them say so; "my number / teléfono …" makes them a phone.
     if (numberContext(st, start, SSN_LEX) <= 0 && numberContext(st, start, PHONE_LEX) > 0) {
@@ -832,11 +855,11 @@ function scanSsn(
   const valid = ssnValid(area, group, serial);
   const spaced = sepUnion === SPACE;
   // A dashed 3-2-4 number that breaks the issuing rules is still reported to the scorer, which drops it.
-  if (!valid && (bare || spaced)) return end;
+  if (!valid && (bare || spaced || weak)) return end;
   const ctx = numberContext(st, start, SSN_LEX);
   // Without any context a valid bare number is still reported, at low confidence (masked, never blocked).
   if (bare && ctx < 0) return end;
-  const ambiguity = bare ? 0.3 : spaced ? 0.05 : 0;
+  const ambiguity = bare ? 0.3 : weak ? 0.15 : spaced ? 0.05 : 0;
   st.emit('US_SSN', start, end, evidence({ valid, context: ctx, strength: bare ? 0.6 : 1, ambiguity }));
   return end;
 }

@@ -1,0 +1,37 @@
+// The built-in library reaches existing installs: patterns added by a later catalog release are seeded once.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { BUILTIN_PATTERNS } from '../src/detect/index.ts';
+import { seedDefaultPatterns } from '../src/system/seed.ts';
+import { buildGuard, testDatabaseTargets } from './helper.ts';
+
+const LATER = BUILTIN_PATTERNS.filter((p) => p.since === 2).map((p) => p.name);
+
+for (const target of testDatabaseTargets()) {
+  describe(`built-in pattern releases (${target.dialect})`, () => {
+    test('a fresh install has every built-in; MAC_ADDRESS is seeded inactive', async (t) => {
+      const { db } = await buildGuard(t, target);
+      const rows = await db.selectFrom('pattern').select(['name', 'is_active']).execute();
+      for (const p of BUILTIN_PATTERNS)
+        assert.ok(
+          rows.some((r) => r.name === p.name),
+          p.name,
+        );
+      assert.equal(Boolean(rows.find((r) => r.name === 'MAC_ADDRESS')!.is_active), false);
+      assert.equal(Boolean(rows.find((r) => r.name === 'URL')!.is_active), true);
+    });
+
+    test('an install seeded before release 2 gets its patterns once; one deleted afterwards stays deleted', async (t) => {
+      const { db } = await buildGuard(t, target);
+      await db.deleteFrom('pattern').where('name', 'in', LATER).execute();
+      await db.deleteFrom('guard_meta').where('key', '=', 'default_patterns_release_2_seeded').execute();
+      assert.equal(await seedDefaultPatterns(db), false, 'not a first start');
+      const names = (await db.selectFrom('pattern').select('name').execute()).map((r) => r.name);
+      for (const name of LATER) assert.ok(names.includes(name), name);
+      await db.deleteFrom('pattern').where('name', '=', 'URL').execute();
+      await seedDefaultPatterns(db);
+      const after = (await db.selectFrom('pattern').select('name').execute()).map((r) => r.name);
+      assert.equal(after.includes('URL'), false, 'the operator deleted it');
+    });
+  });
+}
