@@ -1,8 +1,17 @@
-import { type App, checkIdempotencyKey, fromJsonColumn, runIdempotent, sendIdempotent, toIsoString } from '@keel/core';
+import {
+  type App,
+  checkIdempotencyKey,
+  type Executor,
+  fromJsonColumn,
+  runIdempotent,
+  sendIdempotent,
+  toIsoString,
+} from '@keel/core';
 import { Type } from 'typebox';
 import { requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
+import type { GeoDb } from '../db/schema.ts';
 import {
   Cursor,
   commonErrors,
@@ -342,7 +351,10 @@ export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
         samples: request.body.samples,
         seed: request.body.seed,
       };
-      const work = async () => ({ statusCode: 202, body: await createRun(ctx, workspaceId, input) });
+      const work = async (db: Executor<GeoDb> = ctx.db) => ({
+        statusCode: 202,
+        body: await createRun(ctx, workspaceId, input, db),
+      });
       const outcome =
         key === undefined
           ? { ...(await work()), replayed: false }

@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
-import { fromJsonColumn, toIsoString } from '@keel/core';
+import { type Executor, fromJsonColumn, toIsoString } from '@keel/core';
 import type { Insertable } from 'kysely';
 import type { GeoContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
-import type { MeasureAnswerTable } from '../db/schema.ts';
+import type { GeoDb, MeasureAnswerTable } from '../db/schema.ts';
 import { uuidv7 } from '../ids.ts';
 import { analyzeAnswer } from './analyze.ts';
 import { AnswerWriter } from './answer-writer.ts';
@@ -64,15 +64,15 @@ export interface CreateRunInput {
 /**
  * Creates a run: a snapshot of the prompts (the active ones, or those named) and engines (the active ones, or those
  * named) it will ask, each prompt × engine `samples` times. It is executed by the background worker (or by
- * `keel geo run`); a run stopped midway is resumed where it stopped.
+ * `keel geo run`); a run stopped midway is resumed where it stopped. `db` is the caller's transaction, if any.
  */
-export async function createRun(ctx: GeoContext, workspaceId: string, input: CreateRunInput) {
+export async function createRun(ctx: GeoContext, workspaceId: string, input: CreateRunInput, db: Executor<GeoDb> = ctx.db) {
   const samples = input.samples ?? 3;
   if (!Number.isInteger(samples) || samples < 1 || samples > MAX_SAMPLES)
     throw MeasureErrors.invalid(`samples: 1 to ${MAX_SAMPLES}`);
   const engines = input.engineIds
-    ? await enginesByIds(ctx.db, workspaceId, [...new Set(input.engineIds.map((id) => id.toLowerCase()))])
-    : await listEngines(ctx.db, workspaceId);
+    ? await enginesByIds(db, workspaceId, [...new Set(input.engineIds.map((id) => id.toLowerCase()))])
+    : await listEngines(db, workspaceId);
   if (input.engineIds) {
     const found = new Set(engines.filter((e) => Number(e.active) === 1).map((e) => e.id));
     const missing = input.engineIds.find((id) => !found.has(id.toLowerCase()));
@@ -82,13 +82,13 @@ export async function createRun(ctx: GeoContext, workspaceId: string, input: Cre
   let promptIds: string[];
   if (input.promptIds) {
     const wanted = [...new Set(input.promptIds.map((id) => id.toLowerCase()))];
-    const found = await promptsByIds(ctx.db, workspaceId, wanted);
+    const found = await promptsByIds(db, workspaceId, wanted);
     const ok = new Set(found.filter((p) => p.project_id === input.projectId).map((p) => p.id));
     const missing = wanted.find((id) => !ok.has(id));
     if (missing) throw MeasureErrors.promptNotFound(missing);
     promptIds = wanted.sort();
   } else {
-    promptIds = await activePromptIds(ctx.db, workspaceId, input.projectId, MAX_PROMPTS_PER_RUN);
+    promptIds = await activePromptIds(db, workspaceId, input.projectId, MAX_PROMPTS_PER_RUN);
   }
   if (promptIds.length === 0) throw MeasureErrors.nothingToRun('The project has no tracked prompt');
   const now = ctx.now().toISOString();
@@ -113,7 +113,7 @@ export async function createRun(ctx: GeoContext, workspaceId: string, input: Cre
     started_at: null,
     completed_at: null,
   };
-  await insertRun(ctx.db, row);
+  await insertRun(db, row);
   return mapRun(row);
 }
 
