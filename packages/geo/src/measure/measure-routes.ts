@@ -25,6 +25,7 @@ import {
 import { normalizeUuid } from '../ids.ts';
 import { authenticated, principalOf } from '../routes-auth.ts';
 import { createEngine, listWorkspaceEngines, removeEngine } from './engine-service.ts';
+import { registerInsightRoutes } from './insight-routes.ts';
 import { MeasureErrors } from './measure-errors.ts';
 import { type AnswerRow, findAnswer, findRun, pageAnswers } from './measure-store.ts';
 import { importPrompts, listPrompts, MAX_PROMPTS_PER_IMPORT, removePrompt } from './prompt-service.ts';
@@ -90,6 +91,7 @@ const RunSchema = Type.Object({
   promptCount: Type.Integer(),
   totalTasks: Type.Integer(),
   scheduleId: Nullable(Type.String()),
+  simulation: Type.Boolean({ description: 'A simulation run (asked with modified content; results in experiments)' }),
   summary: Nullable(Type.Record(Type.String(), Type.Unknown())),
   error: Nullable(Type.String()),
   createdAt: Timestamp,
@@ -150,6 +152,7 @@ function mapAnswer(row: AnswerRow) {
 
 /** The measurement engine's routes: tracked prompts, engines, runs and their answers, schedules. */
 export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
+  registerInsightRoutes(app, ctx, RunSchema);
   const workspace = (request: { headers: unknown }, id: string) =>
     requireWorkspace(ctx, principalOf(request as never), id);
 

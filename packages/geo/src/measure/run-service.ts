@@ -43,6 +43,7 @@ export function mapRun(row: RunRow) {
     promptCount: fromJsonColumn<string[]>(row.prompt_ids).length,
     totalTasks: Number(row.total_tasks),
     scheduleId: row.schedule_id,
+    simulation: row.simulation !== null,
     summary,
     error: row.error,
     createdAt: toIsoString(row.created_at),
@@ -59,6 +60,15 @@ export interface CreateRunInput {
   scheduleId?: string | undefined;
   /** Seeds the bootstrap (random when absent): the same answers and seed give the same intervals. */
   seed?: number | undefined;
+  /** A simulation: the prompts are asked with this modified content given as a source (see simulation-service). */
+  simulation?: SimulationSpec | undefined;
+}
+
+export interface SimulationSpec {
+  name: string;
+  url: string;
+  text: string;
+  baselineRunId: string | null;
 }
 
 /**
@@ -66,7 +76,12 @@ export interface CreateRunInput {
  * named) it will ask, each prompt × engine `samples` times. It is executed by the background worker (or by
  * `keel geo run`); a run stopped midway is resumed where it stopped. `db` is the caller's transaction, if any.
  */
-export async function createRun(ctx: GeoContext, workspaceId: string, input: CreateRunInput, db: Executor<GeoDb> = ctx.db) {
+export async function createRun(
+  ctx: GeoContext,
+  workspaceId: string,
+  input: CreateRunInput,
+  db: Executor<GeoDb> = ctx.db,
+) {
   const samples = input.samples ?? 3;
   if (!Number.isInteger(samples) || samples < 1 || samples > MAX_SAMPLES)
     throw MeasureErrors.invalid(`samples: 1 to ${MAX_SAMPLES}`);
@@ -101,6 +116,7 @@ export async function createRun(ctx: GeoContext, workspaceId: string, input: Cre
     engine_ids: JSON.stringify(engines.map((e) => e.id).sort()),
     prompt_ids: JSON.stringify(promptIds),
     judge_engine_id: null,
+    simulation: input.simulation ? JSON.stringify(input.simulation) : null,
     total_tasks: promptIds.length * engines.length * samples,
     seed: input.seed ?? randomInt(1, 2 ** 31),
     summary: null,
@@ -167,6 +183,8 @@ export async function executeRun(ctx: GeoContext, runId: string, options: Execut
     const matcher = await loadGraphMatcher(ctx.db, run.workspace_id, run.project_id);
     const writer = new AnswerWriter(ctx.db);
     const samples = Number(run.samples);
+    const simulation = run.simulation === null ? null : fromJsonColumn<SimulationSpec>(run.simulation);
+    const source = simulation ? { url: simulation.url, text: simulation.text } : undefined;
     const progress: RunProgress = {
       done: await countAnswers(ctx.db, run.id),
       total: Number(run.total_tasks),
@@ -212,7 +230,7 @@ export async function executeRun(ctx: GeoContext, runId: string, options: Execut
           try {
             const reply = await askWithRetry(
               client,
-              { prompt: prompt.text, locale: prompt.locale, persona: prompt.persona },
+              { prompt: prompt.text, locale: prompt.locale, persona: prompt.persona, source },
               options.attempts ?? 3,
             );
             const features = analyzeAnswer(reply.text, reply.citations, matcher);
