@@ -328,6 +328,9 @@ export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
             engineIds: Type.Optional(Type.Array(Uuid('An engine'), { minItems: 1, maxItems: 20 })),
             promptIds: Type.Optional(Type.Array(Uuid('A prompt'), { minItems: 1, maxItems: 10_000 })),
             samples: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SAMPLES })),
+            judgeEngineId: Type.Optional(
+              Uuid('An engine that rates subjective impression (GEO paper); without one that metric is skipped'),
+            ),
             seed: Type.Optional(
               Type.Integer({
                 minimum: 1,
@@ -353,6 +356,7 @@ export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
         promptIds: request.body.promptIds,
         samples: request.body.samples,
         seed: request.body.seed,
+        judgeEngineId: request.body.judgeEngineId,
       };
       const work = async (db: Executor<GeoDb> = ctx.db) => ({
         statusCode: 202,

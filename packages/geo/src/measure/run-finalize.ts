@@ -394,7 +394,9 @@ export async function finalizeRun(ctx: GeoContext, runId: string): Promise<void>
   }
 
   const skipped = run.judge_engine_id
-    ? []
+    ? overall.has('subjective_impression')
+      ? []
+      : [{ metric: 'subjective_impression', reason: 'the judge engine gave no usable rating' }]
     : [{ metric: 'subjective_impression', reason: 'no judge engine configured: skipped, never estimated' }];
   const summary = {
     answered: totals.answered,

@@ -10,6 +10,7 @@ import { AnswerWriter } from './answer-writer.ts';
 import { askWithRetry, type EngineClient, RateLimiter } from './engine-client.ts';
 import { clientForEngine, microsToDecimal } from './engine-service.ts';
 import { loadGraphMatcher } from './graph-entities.ts';
+import { judgeAnswer } from './judge.ts';
 import { MeasureErrors } from './measure-errors.ts';
 import {
   activePromptIds,
@@ -62,6 +63,8 @@ export interface CreateRunInput {
   seed?: number | undefined;
   /** A simulation: the prompts are asked with this modified content given as a source (see simulation-service). */
   simulation?: SimulationSpec | undefined;
+  /** An engine of the workspace that rates each answer's subjective impression (GEO paper); skipped without one. */
+  judgeEngineId?: string | undefined;
 }
 
 export interface SimulationSpec {
@@ -94,6 +97,11 @@ export async function createRun(
     if (missing) throw MeasureErrors.engineNotFound(missing);
   }
   if (engines.length === 0) throw MeasureErrors.nothingToRun('The workspace has no engine configured');
+  const judgeId = input.judgeEngineId?.toLowerCase();
+  if (judgeId !== undefined) {
+    const [judge] = await enginesByIds(db, workspaceId, [judgeId]);
+    if (!judge || Number(judge.active) !== 1) throw MeasureErrors.engineNotFound(input.judgeEngineId!);
+  }
   let promptIds: string[];
   if (input.promptIds) {
     const wanted = [...new Set(input.promptIds.map((id) => id.toLowerCase()))];
@@ -115,7 +123,7 @@ export async function createRun(
     samples,
     engine_ids: JSON.stringify(engines.map((e) => e.id).sort()),
     prompt_ids: JSON.stringify(promptIds),
-    judge_engine_id: null,
+    judge_engine_id: judgeId ?? null,
     simulation: input.simulation ? JSON.stringify(input.simulation) : null,
     total_tasks: promptIds.length * engines.length * samples,
     seed: input.seed ?? randomInt(1, 2 ** 31),
@@ -185,6 +193,16 @@ export async function executeRun(ctx: GeoContext, runId: string, options: Execut
     const samples = Number(run.samples);
     const simulation = run.simulation === null ? null : fromJsonColumn<SimulationSpec>(run.simulation);
     const source = simulation ? { url: simulation.url, text: simulation.text } : undefined;
+    const judgeRow =
+      run.judge_engine_id === null
+        ? undefined
+        : (await enginesByIds(ctx.db, run.workspace_id, [run.judge_engine_id]))[0];
+    const judge = judgeRow
+      ? options.clientFor
+        ? options.clientFor(judgeRow)
+        : clientForEngine(ctx, judgeRow)
+      : undefined;
+    const judgeLimiter = judgeRow ? new RateLimiter(Number(judgeRow.requests_per_minute)) : undefined;
     const progress: RunProgress = {
       done: await countAnswers(ctx.db, run.id),
       total: Number(run.total_tasks),
@@ -234,14 +252,28 @@ export async function executeRun(ctx: GeoContext, runId: string, options: Execut
               options.attempts ?? 3,
             );
             const features = analyzeAnswer(reply.text, reply.citations, matcher);
+            let judgeCost = 0;
+            let judgeUsage = { inputTokens: 0, outputTokens: 0 };
+            if (judge && judgeRow) {
+              await judgeLimiter!.take();
+              const judged = await judgeAnswer(judge, reply.text, features, matcher, options.attempts ?? 3);
+              features.subjectiveImpression = judged.impression;
+              judgeUsage = { inputTokens: judged.usage.inputTokens, outputTokens: judged.usage.outputTokens };
+              judgeCost = Math.round(
+                (judgeUsage.inputTokens * Number(judgeRow.input_price_micros) +
+                  judgeUsage.outputTokens * Number(judgeRow.output_price_micros)) /
+                  1_000_000,
+              );
+            }
             row = {
               status: 'ok',
               text: reply.text.slice(0, 200_000),
               citations: JSON.stringify(reply.citations),
               features: JSON.stringify(features),
-              input_tokens: reply.inputTokens,
-              output_tokens: reply.outputTokens,
-              cost_micros: Math.round((reply.inputTokens * inPrice + reply.outputTokens * outPrice) / 1_000_000),
+              input_tokens: reply.inputTokens + judgeUsage.inputTokens,
+              output_tokens: reply.outputTokens + judgeUsage.outputTokens,
+              cost_micros:
+                Math.round((reply.inputTokens * inPrice + reply.outputTokens * outPrice) / 1_000_000) + judgeCost,
               error: null,
             };
           } catch (error) {
