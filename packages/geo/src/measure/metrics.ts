@@ -178,7 +178,12 @@ export class ScopeMetrics {
     BOOTSTRAP_METRICS.forEach((name, index) => {
       const interval = this.#bootstrap.interval(index);
       if (!interval) return;
-      const sampleCount = name === 'average_mention_position' || name === 'sentiment' ? this.#mentioned : this.#n;
+      const sampleCount =
+        name === 'average_mention_position' || name === 'sentiment'
+          ? this.#mentioned
+          : name === 'subjective_impression'
+            ? this.#judged
+            : this.#n;
       push(name, interval, sampleCount, null, null, name === 'citation_share' ? this.#evidence.cited : evidence);
     });
     return out;
