@@ -14,11 +14,13 @@ const ALL = [
   'geo-analytics',
   'geo-graph',
   'geo-exports',
+  'geo-measure',
   'engine-catalog',
   'engine-runtime',
   'flow-engine',
 ];
 const ARGS: Record<string, string[]> = { 'detect-quality': ['--report'] };
+const NODE_FLAGS: Record<string, string[]> = { 'geo-measure': ['--expose-gc'] };
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !ALL.includes(name));
@@ -31,7 +33,9 @@ let failed = 0;
 for (const name of wanted.length > 0 ? wanted : ALL) {
   console.log(`\n=== ${name} ===`);
   const script = path.join(import.meta.dirname, `${name}.ts`);
-  const result = spawnSync(process.execPath, [script, ...(ARGS[name] ?? [])], { stdio: 'inherit' });
+  const result = spawnSync(process.execPath, [...(NODE_FLAGS[name] ?? []), script, ...(ARGS[name] ?? [])], {
+    stdio: 'inherit',
+  });
   if (result.status !== 0) {
     failed++;
     console.error(`${name} exited with ${result.status ?? result.signal}`);

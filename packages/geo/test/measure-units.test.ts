@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { analyzeAnswer } from '../src/measure/analyze.ts';
 import { extractCitations } from '../src/measure/citations.ts';
+import { RateLimiter } from '../src/measure/engine-client.ts';
 import { EntityMatcher, foldText, words } from '../src/measure/entity-match.ts';
 import { parsePromptCsv } from '../src/measure/prompt-service.ts';
 import { PoissonBootstrap, seededRandom, twoProportionTest, wilsonInterval } from '../src/measure/stats.ts';
@@ -145,4 +146,14 @@ test('prompt CSV: header columns, quoting, embedded commas and line breaks', () 
     { text: 'a "quoted"\nprompt', topic: '', locale: 'de-DE', intent: undefined, persona: undefined },
   ]);
   assert.throws(() => parsePromptCsv('topic\nx'), /text/);
+});
+
+test('the per-engine rate limit spaces asks out: 120 per minute lets 2 start at once, then one per 500 ms', async () => {
+  const limiter = new RateLimiter(120);
+  const started = Date.now();
+  const times: number[] = [];
+  await Promise.all(Array.from({ length: 5 }, () => limiter.take().then(() => times.push(Date.now() - started))));
+  times.sort((a, b) => a - b);
+  assert.ok(times[1]! < 200, `the burst: ${times}`);
+  assert.ok(times[4]! >= 1400, `the fifth waited for three refills: ${times}`);
 });

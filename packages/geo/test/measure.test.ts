@@ -34,6 +34,13 @@ export const SCRIPTS: Record<string, Record<string, ScriptedAnswer[]>> = {
       { text: 'Globex support is reliable.' },
     ],
   },
+  judge: {
+    default: [
+      {
+        text: 'Ratings: {"relevance": 4, "influence": 3, "uniqueness": 2, "position": 5, "amount": 1, "click": 3, "diversity": 3}',
+      },
+    ],
+  },
   e2: {
     [P1]: [
       {
@@ -346,6 +353,51 @@ for (const target of testDatabaseTargets()) {
         key: a.keys.read,
       });
       assert.equal(after.body.items.length, 1);
+    });
+    test('with a judge engine, subjective impression is measured per the GEO paper (0 where the brand is absent)', async (t) => {
+      const geo = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+      const double = await startEngineDouble(SCRIPTS);
+      t.after(() => double.close());
+      const { app, a, ctx } = geo;
+      const { engines } = await setupMeasurement(geo, double);
+      const judge = await call(app, 'POST', '/api/v1/geo/engines', {
+        key: a.keys.write,
+        body: {
+          workspaceId: a.workspaceId,
+          name: 'judge',
+          provider: 'chat_completions',
+          baseUrl: double.baseUrl('judge'),
+          model: 'judge-1',
+          requestsPerMinute: 100_000,
+        },
+      });
+      const created = await call(app, 'POST', '/api/v1/geo/runs', {
+        key: a.keys.write,
+        body: {
+          workspaceId: a.workspaceId,
+          samples: 2,
+          seed: 5,
+          engineIds: engines.map((e: { id: string }) => e.id),
+          judgeEngineId: judge.body.id,
+        },
+      });
+      assert.equal(created.status, 202);
+      await runMeasureWorkerOnce(ctx, 'w1');
+      const run = await call(app, 'GET', `/api/v1/geo/runs/${created.body.id}?workspaceId=${a.workspaceId}`, {
+        key: a.keys.read,
+      });
+      assert.deepEqual(run.body.summary.skipped, []);
+      // (4 + 3 + 2 + 5 + 1 + 3 + 3) / 7 / 5 = 0.6 for the 4 answers naming or citing Acme, 0 for the 8 others;
+      // the judge was asked only those 4 times.
+      const si = 21 / 7 / 5;
+      const sum = 0 + si + 0 + si + 0 + 0 + si + si + 0 + 0 + 0 + 0 + 0;
+      assert.equal(run.body.summary.metrics.subjective_impression.value, sum / 12);
+      assert.equal(run.body.summary.metrics.subjective_impression.sampleCount, 12);
+      const judged = [...double.asked.entries()].filter(([key]) => key.startsWith('judge|'));
+      assert.equal(
+        judged.reduce((n, [, count]) => n + count, 0),
+        4,
+      );
     });
   });
 }

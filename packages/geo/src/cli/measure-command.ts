@@ -13,9 +13,10 @@ import { geoDatabaseUrl } from '../service.ts';
 export const MEASURE_USAGE = `keel geo prompts import --workspace ID [--project ID] --file prompts.csv [--json]
                                tracked prompts from CSV: a header naming text (or prompt), optional topic, locale,
                                intent, persona; importing a prompt again updates it
-keel geo run --workspace ID [--project ID] [--engine ID]… [--samples N] [--seed N] [--resume RUN_ID] [--json]
+keel geo run --workspace ID [--project ID] [--engine ID]… [--judge ID] [--samples N] [--seed N] [--resume RUN_ID] [--json]
                                asks every tracked prompt of every engine (or those named) N times with a progress
-                               bar, then prints the metrics with their 95% intervals; --resume finishes a stopped run`;
+                               bar, then prints the metrics with their 95% intervals; --judge rates subjective impression;
+                               --resume finishes a stopped run`;
 
 /** A usage mistake: the CLI prints the message and exits 2. */
 function usage(message: string): never {
@@ -85,6 +86,7 @@ export async function runMeasureCommand(args: string[], io: CommandIo): Promise<
       project: { type: 'string' },
       file: { type: 'string' },
       engine: { type: 'string', multiple: true },
+      judge: { type: 'string' },
       samples: { type: 'string' },
       seed: { type: 'string' },
       resume: { type: 'string' },
@@ -141,6 +143,7 @@ export async function runMeasureCommand(args: string[], io: CommandIo): Promise<
               engineIds: values.engine?.map((id) => uuidOption(id, 'engine') as string),
               samples: integer(values.samples, 'samples'),
               seed: integer(values.seed, 'seed'),
+              judgeEngineId: uuidOption(values.judge, 'judge'),
             })
           ).id;
       const run = await getRun(ctx, workspaceId, runId);

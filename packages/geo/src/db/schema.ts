@@ -275,6 +275,8 @@ export interface MeasureRunTable {
   engine_ids: string;
   prompt_ids: string;
   judge_engine_id: string | null;
+  /** JSON `{name, url, text, baselineRunId}` for a simulation (asked with modified content offline), else null. */
+  simulation: string | null;
   total_tasks: number;
   /** Seeds the bootstrap, so recomputing a run's metrics gives the same intervals. */
   seed: number | string;

@@ -18,6 +18,8 @@ export interface AnswerFeatures {
   positionAdjustedWordCount: number;
   /** Lexicon sentiment of the sentences naming an own entity, −1–1; null when none does. */
   sentiment: number | null;
+  /** GEO paper's subjective impression (0–1) from the run's judge engine; absent without a judge, null if it failed. */
+  subjectiveImpression?: number | null;
 }
 
 const URL_RE = /https?:\/\/[^\s<>()[\]{}"'`|\\^]+/g;

@@ -7,6 +7,8 @@ export interface EngineQuestion {
   prompt: string;
   locale: string;
   persona: string | null;
+  /** Simulations only: modified content offered to the engine as a source. */
+  source?: { url: string; text: string } | undefined;
 }
 
 /** An engine's answer with its sources and usage. */
@@ -50,7 +52,10 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** The system message: the locale and persona the tracked prompt asks in. */
 export function systemMessage(question: EngineQuestion): string {
   const persona = question.persona ? ` The user is: ${question.persona}.` : '';
-  return `Answer the user's question as you normally would, in the language of locale ${question.locale}.${persona} Cite your sources with URLs.`;
+  const source = question.source
+    ? `\n\nAmong your sources is this page (${question.source.url}):\n${question.source.text}`
+    : '';
+  return `Answer the user's question as you normally would, in the language of locale ${question.locale}.${persona} Cite your sources with URLs.${source}`;
 }
 
 function messageText(content: unknown): string {

@@ -1,8 +1,17 @@
-import { type App, checkIdempotencyKey, fromJsonColumn, runIdempotent, sendIdempotent, toIsoString } from '@keel/core';
+import {
+  type App,
+  checkIdempotencyKey,
+  type Executor,
+  fromJsonColumn,
+  runIdempotent,
+  sendIdempotent,
+  toIsoString,
+} from '@keel/core';
 import { Type } from 'typebox';
 import { requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
+import type { GeoDb } from '../db/schema.ts';
 import {
   Cursor,
   commonErrors,
@@ -16,6 +25,7 @@ import {
 import { normalizeUuid } from '../ids.ts';
 import { authenticated, principalOf } from '../routes-auth.ts';
 import { createEngine, listWorkspaceEngines, removeEngine } from './engine-service.ts';
+import { registerInsightRoutes } from './insight-routes.ts';
 import { MeasureErrors } from './measure-errors.ts';
 import { type AnswerRow, findAnswer, findRun, pageAnswers } from './measure-store.ts';
 import { importPrompts, listPrompts, MAX_PROMPTS_PER_IMPORT, removePrompt } from './prompt-service.ts';
@@ -81,6 +91,7 @@ const RunSchema = Type.Object({
   promptCount: Type.Integer(),
   totalTasks: Type.Integer(),
   scheduleId: Nullable(Type.String()),
+  simulation: Type.Boolean({ description: 'A simulation run (asked with modified content; results in experiments)' }),
   summary: Nullable(Type.Record(Type.String(), Type.Unknown())),
   error: Nullable(Type.String()),
   createdAt: Timestamp,
@@ -141,6 +152,7 @@ function mapAnswer(row: AnswerRow) {
 
 /** The measurement engine's routes: tracked prompts, engines, runs and their answers, schedules. */
 export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
+  registerInsightRoutes(app, ctx, RunSchema);
   const workspace = (request: { headers: unknown }, id: string) =>
     requireWorkspace(ctx, principalOf(request as never), id);
 
@@ -316,6 +328,9 @@ export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
             engineIds: Type.Optional(Type.Array(Uuid('An engine'), { minItems: 1, maxItems: 20 })),
             promptIds: Type.Optional(Type.Array(Uuid('A prompt'), { minItems: 1, maxItems: 10_000 })),
             samples: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SAMPLES })),
+            judgeEngineId: Type.Optional(
+              Uuid('An engine that rates subjective impression (GEO paper); without one that metric is skipped'),
+            ),
             seed: Type.Optional(
               Type.Integer({
                 minimum: 1,
@@ -341,8 +356,12 @@ export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
         promptIds: request.body.promptIds,
         samples: request.body.samples,
         seed: request.body.seed,
+        judgeEngineId: request.body.judgeEngineId,
       };
-      const work = async () => ({ statusCode: 202, body: await createRun(ctx, workspaceId, input) });
+      const work = async (db: Executor<GeoDb> = ctx.db) => ({
+        statusCode: 202,
+        body: await createRun(ctx, workspaceId, input, db),
+      });
       const outcome =
         key === undefined
           ? { ...(await work()), replayed: false }

@@ -164,6 +164,7 @@ export async function previousCompletedRun(
     .where('workspace_id', '=', workspaceId)
     .where('project_id', '=', projectId)
     .where('status', '=', 'completed')
+    .where('simulation', 'is', null)
     .where('id', '<', beforeId)
     .orderBy('id', 'desc')
     .limit(1)

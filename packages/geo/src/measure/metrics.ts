@@ -5,7 +5,7 @@ import { type Interval, PoissonBootstrap, wilsonInterval } from './stats.ts';
 export interface MetricDefinition {
   name: string;
   version: string;
-  method: 'wilson' | 'bootstrap' | 'judge';
+  method: 'wilson' | 'bootstrap';
   unit: 'rate' | 'share' | 'rank' | 'score';
   description: string;
 }
@@ -67,10 +67,10 @@ export const METRIC_DEFINITIONS: readonly MetricDefinition[] = [
   {
     name: 'subjective_impression',
     version: '1',
-    method: 'judge',
+    method: 'bootstrap',
     unit: 'score',
     description:
-      'GEO paper: a judge model rates the own sources’ relevance, influence, uniqueness, position and amount (0–1). Needs a judge engine; skipped otherwise.',
+      'GEO paper: a judge engine rates how the own sources come across (relevance, influence, uniqueness, position, amount, click, diversity; 0–5 each, mean scaled to 0–1; 0 when the answer neither names nor cites them). Needs a judge engine; skipped otherwise.',
   },
 ];
 
@@ -80,6 +80,7 @@ const BOOTSTRAP_METRICS = [
   'citation_share',
   'position_adjusted_word_count',
   'sentiment',
+  'subjective_impression',
 ] as const;
 
 export interface MetricResult {
@@ -108,6 +109,7 @@ export class ScopeMetrics {
   #n = 0;
   #mentioned = 0;
   #cited = 0;
+  #judged = 0;
   readonly #bootstrap: PoissonBootstrap;
   readonly #evidence = { with: [] as string[], without: [] as string[], cited: [] as string[] };
 
@@ -135,6 +137,10 @@ export class ScopeMetrics {
     b.add(2, f.ownCitations, f.citations);
     b.add(3, f.positionAdjustedWordCount, 1);
     if (f.sentiment !== null) b.add(4, f.sentiment, 1);
+    if (typeof f.subjectiveImpression === 'number') {
+      b.add(5, f.subjectiveImpression, 1);
+      this.#judged++;
+    }
   }
 
   /** The scope's results (a metric without any observation is left out, never reported as 0). */
@@ -172,7 +178,12 @@ export class ScopeMetrics {
     BOOTSTRAP_METRICS.forEach((name, index) => {
       const interval = this.#bootstrap.interval(index);
       if (!interval) return;
-      const sampleCount = name === 'average_mention_position' || name === 'sentiment' ? this.#mentioned : this.#n;
+      const sampleCount =
+        name === 'average_mention_position' || name === 'sentiment'
+          ? this.#mentioned
+          : name === 'subjective_impression'
+            ? this.#judged
+            : this.#n;
       push(name, interval, sampleCount, null, null, name === 'citation_share' ? this.#evidence.cited : evidence);
     });
     return out;

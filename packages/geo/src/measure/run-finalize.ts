@@ -7,6 +7,7 @@ import type { DatasetRecordTable, GeoDb } from '../db/schema.ts';
 import { uuidv7 } from '../ids.ts';
 import type { AnswerFeatures } from './analyze.ts';
 import { microsToDecimal } from './engine-service.ts';
+import { simulationRecords } from './experiment-service.ts';
 import { MeasureErrors } from './measure-errors.ts';
 import {
   enginesByIds,
@@ -210,6 +211,35 @@ export async function finalizeRun(ctx: GeoContext, runId: string): Promise<void>
       if (engineId === null) overall.set(result.metric, result);
     }
   }
+  if (run.simulation !== null) {
+    const simulated = await simulationRecords(ctx.db, { ...run, simulation: run.simulation }, overall, now);
+    await withTransaction(ctx.db, async (trx) => {
+      await insertRecords(trx, simulated);
+      await updateRun(trx, run.id, {
+        status: 'completed',
+        summary: JSON.stringify({
+          answered: totals.answered,
+          failed: totals.failed,
+          inputTokens: totals.inputTokens,
+          outputTokens: totals.outputTokens,
+          cost: microsToDecimal(totals.costMicros),
+          metrics: Object.fromEntries(
+            [...overall.values()].map((m) => [
+              m.metric,
+              { value: m.interval.value, interval: [m.interval.low, m.interval.high], sampleCount: m.sampleCount },
+            ]),
+          ),
+          skipped: [
+            { metric: 'subjective_impression', reason: 'no judge engine configured: skipped, never estimated' },
+          ],
+          experimentIds: simulated.map((r) => r.id),
+        }),
+        error: null,
+        completed_at: now,
+      });
+    });
+    return;
+  }
   for (const entity of computed.entities) {
     if (!entity.interval) continue;
     const row = record(ws, run.id, now, {
@@ -364,7 +394,9 @@ export async function finalizeRun(ctx: GeoContext, runId: string): Promise<void>
   }
 
   const skipped = run.judge_engine_id
-    ? []
+    ? overall.has('subjective_impression')
+      ? []
+      : [{ metric: 'subjective_impression', reason: 'the judge engine gave no usable rating' }]
     : [{ metric: 'subjective_impression', reason: 'no judge engine configured: skipped, never estimated' }];
   const summary = {
     answered: totals.answered,

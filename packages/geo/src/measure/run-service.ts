@@ -1,15 +1,16 @@
 import { randomInt } from 'node:crypto';
-import { fromJsonColumn, toIsoString } from '@keel/core';
+import { type Executor, fromJsonColumn, toIsoString } from '@keel/core';
 import type { Insertable } from 'kysely';
 import type { GeoContext } from '../context.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
-import type { MeasureAnswerTable } from '../db/schema.ts';
+import type { GeoDb, MeasureAnswerTable } from '../db/schema.ts';
 import { uuidv7 } from '../ids.ts';
 import { analyzeAnswer } from './analyze.ts';
 import { AnswerWriter } from './answer-writer.ts';
 import { askWithRetry, type EngineClient, RateLimiter } from './engine-client.ts';
 import { clientForEngine, microsToDecimal } from './engine-service.ts';
 import { loadGraphMatcher } from './graph-entities.ts';
+import { judgeAnswer } from './judge.ts';
 import { MeasureErrors } from './measure-errors.ts';
 import {
   activePromptIds,
@@ -43,6 +44,7 @@ export function mapRun(row: RunRow) {
     promptCount: fromJsonColumn<string[]>(row.prompt_ids).length,
     totalTasks: Number(row.total_tasks),
     scheduleId: row.schedule_id,
+    simulation: row.simulation !== null,
     summary,
     error: row.error,
     createdAt: toIsoString(row.created_at),
@@ -59,36 +61,57 @@ export interface CreateRunInput {
   scheduleId?: string | undefined;
   /** Seeds the bootstrap (random when absent): the same answers and seed give the same intervals. */
   seed?: number | undefined;
+  /** A simulation: the prompts are asked with this modified content given as a source (see simulation-service). */
+  simulation?: SimulationSpec | undefined;
+  /** An engine of the workspace that rates each answer's subjective impression (GEO paper); skipped without one. */
+  judgeEngineId?: string | undefined;
+}
+
+export interface SimulationSpec {
+  name: string;
+  url: string;
+  text: string;
+  baselineRunId: string | null;
 }
 
 /**
  * Creates a run: a snapshot of the prompts (the active ones, or those named) and engines (the active ones, or those
  * named) it will ask, each prompt × engine `samples` times. It is executed by the background worker (or by
- * `keel geo run`); a run stopped midway is resumed where it stopped.
+ * `keel geo run`); a run stopped midway is resumed where it stopped. `db` is the caller's transaction, if any.
  */
-export async function createRun(ctx: GeoContext, workspaceId: string, input: CreateRunInput) {
+export async function createRun(
+  ctx: GeoContext,
+  workspaceId: string,
+  input: CreateRunInput,
+  db: Executor<GeoDb> = ctx.db,
+) {
   const samples = input.samples ?? 3;
   if (!Number.isInteger(samples) || samples < 1 || samples > MAX_SAMPLES)
     throw MeasureErrors.invalid(`samples: 1 to ${MAX_SAMPLES}`);
   const engines = input.engineIds
-    ? await enginesByIds(ctx.db, workspaceId, [...new Set(input.engineIds.map((id) => id.toLowerCase()))])
-    : await listEngines(ctx.db, workspaceId);
+    ? await enginesByIds(db, workspaceId, [...new Set(input.engineIds.map((id) => id.toLowerCase()))])
+    : await listEngines(db, workspaceId);
   if (input.engineIds) {
     const found = new Set(engines.filter((e) => Number(e.active) === 1).map((e) => e.id));
     const missing = input.engineIds.find((id) => !found.has(id.toLowerCase()));
     if (missing) throw MeasureErrors.engineNotFound(missing);
   }
   if (engines.length === 0) throw MeasureErrors.nothingToRun('The workspace has no engine configured');
+  const judgeId = input.judgeEngineId?.toLowerCase();
+  if (judgeId !== undefined) {
+    const [judge] = await enginesByIds(db, workspaceId, [judgeId]);
+    if (!judge || Number(judge.active) !== 1) throw MeasureErrors.engineNotFound(input.judgeEngineId!);
+  }
   let promptIds: string[];
   if (input.promptIds) {
     const wanted = [...new Set(input.promptIds.map((id) => id.toLowerCase()))];
-    const found = await promptsByIds(ctx.db, workspaceId, wanted);
+    const found = await promptsByIds(db, workspaceId, wanted);
     const ok = new Set(found.filter((p) => p.project_id === input.projectId).map((p) => p.id));
     const missing = wanted.find((id) => !ok.has(id));
     if (missing) throw MeasureErrors.promptNotFound(missing);
     promptIds = wanted.sort();
   } else {
-    promptIds = await activePromptIds(ctx.db, workspaceId, input.projectId, MAX_PROMPTS_PER_RUN);
+    promptIds = await activePromptIds(db, workspaceId, input.projectId, MAX_PROMPTS_PER_RUN);
   }
   if (promptIds.length === 0) throw MeasureErrors.nothingToRun('The project has no tracked prompt');
   const now = ctx.now().toISOString();
@@ -100,7 +123,8 @@ export async function createRun(ctx: GeoContext, workspaceId: string, input: Cre
     samples,
     engine_ids: JSON.stringify(engines.map((e) => e.id).sort()),
     prompt_ids: JSON.stringify(promptIds),
-    judge_engine_id: null,
+    judge_engine_id: judgeId ?? null,
+    simulation: input.simulation ? JSON.stringify(input.simulation) : null,
     total_tasks: promptIds.length * engines.length * samples,
     seed: input.seed ?? randomInt(1, 2 ** 31),
     summary: null,
@@ -113,7 +137,7 @@ export async function createRun(ctx: GeoContext, workspaceId: string, input: Cre
     started_at: null,
     completed_at: null,
   };
-  await insertRun(ctx.db, row);
+  await insertRun(db, row);
   return mapRun(row);
 }
 
@@ -167,6 +191,18 @@ export async function executeRun(ctx: GeoContext, runId: string, options: Execut
     const matcher = await loadGraphMatcher(ctx.db, run.workspace_id, run.project_id);
     const writer = new AnswerWriter(ctx.db);
     const samples = Number(run.samples);
+    const simulation = run.simulation === null ? null : fromJsonColumn<SimulationSpec>(run.simulation);
+    const source = simulation ? { url: simulation.url, text: simulation.text } : undefined;
+    const judgeRow =
+      run.judge_engine_id === null
+        ? undefined
+        : (await enginesByIds(ctx.db, run.workspace_id, [run.judge_engine_id]))[0];
+    const judge = judgeRow
+      ? options.clientFor
+        ? options.clientFor(judgeRow)
+        : clientForEngine(ctx, judgeRow)
+      : undefined;
+    const judgeLimiter = judgeRow ? new RateLimiter(Number(judgeRow.requests_per_minute)) : undefined;
     const progress: RunProgress = {
       done: await countAnswers(ctx.db, run.id),
       total: Number(run.total_tasks),
@@ -212,18 +248,32 @@ export async function executeRun(ctx: GeoContext, runId: string, options: Execut
           try {
             const reply = await askWithRetry(
               client,
-              { prompt: prompt.text, locale: prompt.locale, persona: prompt.persona },
+              { prompt: prompt.text, locale: prompt.locale, persona: prompt.persona, source },
               options.attempts ?? 3,
             );
             const features = analyzeAnswer(reply.text, reply.citations, matcher);
+            let judgeCost = 0;
+            let judgeUsage = { inputTokens: 0, outputTokens: 0 };
+            if (judge && judgeRow) {
+              await judgeLimiter!.take();
+              const judged = await judgeAnswer(judge, reply.text, features, matcher, options.attempts ?? 3);
+              features.subjectiveImpression = judged.impression;
+              judgeUsage = { inputTokens: judged.usage.inputTokens, outputTokens: judged.usage.outputTokens };
+              judgeCost = Math.round(
+                (judgeUsage.inputTokens * Number(judgeRow.input_price_micros) +
+                  judgeUsage.outputTokens * Number(judgeRow.output_price_micros)) /
+                  1_000_000,
+              );
+            }
             row = {
               status: 'ok',
               text: reply.text.slice(0, 200_000),
               citations: JSON.stringify(reply.citations),
               features: JSON.stringify(features),
-              input_tokens: reply.inputTokens,
-              output_tokens: reply.outputTokens,
-              cost_micros: Math.round((reply.inputTokens * inPrice + reply.outputTokens * outPrice) / 1_000_000),
+              input_tokens: reply.inputTokens + judgeUsage.inputTokens,
+              output_tokens: reply.outputTokens + judgeUsage.outputTokens,
+              cost_micros:
+                Math.round((reply.inputTokens * inPrice + reply.outputTokens * outPrice) / 1_000_000) + judgeCost,
               error: null,
             };
           } catch (error) {

@@ -67,6 +67,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('engine_ids', 'text', (c) => c.notNull())
     .addColumn('prompt_ids', 'text', (c) => c.notNull())
     .addColumn('judge_engine_id', 'varchar(36)')
+    .addColumn('simulation', 'text')
     .addColumn('total_tasks', 'integer', (c) => c.notNull())
     .addColumn('seed', 'bigint', (c) => c.notNull())
     .addColumn('summary', 'text')
@@ -126,5 +127,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createIndex('measure_schedule_due')
     .on('measure_schedule')
     .columns(['active', 'next_run_at'])
+    .execute();
+
+  // Attribution reads a workspace's AI referrals and crawler hits of a time window.
+  await db.schema
+    .createIndex('tracking_event_time')
+    .on('tracking_event')
+    .columns(['workspace_id', 'occurred_at'])
     .execute();
 }
