@@ -487,6 +487,29 @@ describe('flow compiler', () => {
     rejects(withSub('x', 1), 'FLOW_SUBFLOW_CYCLE', 's', { flowId: 'l1', version: 1, resolveSubflow: resolve });
   });
 
+  test('a subflow that can wait cannot be a parallel branch; canWait follows subflows', () => {
+    const waiting = compileFlow(flow([{ id: 'ok', type: 'approval', message: 'Sure?', next: 'out' }, out()]), {
+      flowId: 'w',
+      version: 1,
+    });
+    assert.equal(waiting.canWait, true);
+    assert.equal(child.canWait, false);
+    const resolve = (flowId: string) => (flowId === 'w' ? waiting : child);
+    const fan = (target: string) =>
+      flow([
+        { id: 'fan', type: 'parallel', branches: ['s', 't'], next: 'out' },
+        { id: 's', type: 'subflow', flow_id: target, version: target === 'w' ? 1 : 2 },
+        { id: 't', type: 'transform', expression: 1, assign: 't' },
+        out(),
+      ]);
+    rejects(fan('w'), 'FLOW_MEMBER_INVALID', 's', { resolveSubflow: resolve });
+    assert.equal(compileFlow(fan('child'), { resolveSubflow: resolve }).canWait, false);
+    const outer = compileFlow(flow([{ id: 's', type: 'subflow', flow_id: 'w', version: 1, next: 'out' }, out()]), {
+      resolveSubflow: resolve,
+    });
+    assert.equal(outer.canWait, true);
+  });
+
   test('a contract must name required fields among its properties', () => {
     rejects(
       flow([out()], { contract: { input: { type: 'object', properties: {}, required: ['message'] } } }),

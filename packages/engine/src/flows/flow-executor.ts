@@ -107,7 +107,10 @@ export interface DecideResult {
 export interface FlowPort {
   /** The saved records of an execution, in the order they were saved. */
   loadSteps(executionId: string): Promise<readonly FlowStepRecord[]>;
-  /** Saves one record durably; the executor starts no later step of the same path before it resolves. */
+  /**
+   * Saves one record durably; the executor starts no later step of the same path before it resolves. Branches of a
+   * parallel node save concurrently, each under its own key.
+   */
   saveStep(executionId: string, record: FlowStepRecord): Promise<void>;
   callTool(call: ToolCall): Promise<PortResult>;
   readResource(call: ResourceCall): Promise<PortResult>;
