@@ -147,7 +147,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export function readCoreConfig(reader: ConfigReader): CoreConfig {
   const databaseUrl = reader.url('DATABASE_URL', ['postgres:', 'postgresql:', 'sqlite:', 'file:'], {
     secret: true,
-    expected: 'postgres://USER@HOST/DATABASE (PostgreSQL) or sqlite:PATH (another SQLite file)',
+    expected: 'a postgres://USER@HOST/DATABASE URL (PostgreSQL) or sqlite:PATH (another SQLite file)',
   });
   const secretKey = reader.optionalString('KEEL_SECRET_KEY');
   if (secretKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {

@@ -1,10 +1,17 @@
-import { AppError } from '@keel/core';
+import { AppError, readableIssues, type SchemaIssue } from '@keel/core';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Static, TSchema } from 'typebox';
 
 // The same settings as the REST body validator: no coercion, unknown fields dropped, defaults applied.
-const ajv = new Ajv({ removeAdditional: true, useDefaults: true, allErrors: false, strict: false, coerceTypes: false });
+const ajv = new Ajv({
+  removeAdditional: true,
+  useDefaults: true,
+  allErrors: false,
+  strict: false,
+  coerceTypes: false,
+  verbose: true,
+});
 addFormats.default(ajv);
 const compiled = new WeakMap<TSchema, ValidateFunction>();
 
@@ -21,16 +28,12 @@ export function validatePart<S extends TSchema>(schema: S, value: unknown, path:
     });
   }
   if (!validate(value)) {
-    const details = (validate.errors ?? []).slice(0, 20).map((e) => {
-      const missing = (e.params as { missingProperty?: string }).missingProperty;
-      return { path: `${path}${e.instancePath}${missing ? `/${missing}` : ''}`, message: e.message ?? 'is invalid' };
+    // One readable message per field, from core (the part is the event/body path, e.g. `body/product`).
+    const issues = readableIssues((validate.errors ?? []) as SchemaIssue[], path, value);
+    const details = issues.map((issue) => ({ path: issue.path, message: issue.message }));
+    throw new AppError('VALIDATION_FAILED', `Invalid request: ${issues.map((i) => i.text).join('; ')}`, 400, {
+      details,
     });
-    throw new AppError(
-      'VALIDATION_FAILED',
-      `Invalid request: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`,
-      400,
-      { details },
-    );
   }
   return value as Static<S>;
 }

@@ -11,6 +11,7 @@ import {
   ChatCompletionSchema,
   ChatCompletionsRequestSchema,
   GatewayErrorSchema,
+  ModelListSchema,
   UpstreamErrorSchema,
 } from './gateway-schemas.ts';
 import {
@@ -24,6 +25,7 @@ import {
   warningFor,
 } from './gateway-service.ts';
 import { serveStream } from './gateway-stream.ts';
+import { listUpstreamModels } from './models-service.ts';
 import { createRequestPlaceholders } from './placeholders.ts';
 import { createSecurityEvents } from './security-events.ts';
 
@@ -70,7 +72,7 @@ function isEventStream(contentType: string | undefined): boolean {
   return contentType?.toLowerCase().startsWith('text/event-stream') === true;
 }
 
-/** POST /v1/chat/completions: the guardrail gateway in front of the configured upstream. */
+/** POST /v1/chat/completions (the guardrail gateway in front of the configured upstream) and GET /v1/models. */
 export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
   const settings = ctx.config.gateway;
   const events = createSecurityEvents(settings.securityEvents, ctx.log);
@@ -263,6 +265,40 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
           'gateway call',
         );
       }
+    },
+  );
+
+  app.get(
+    '/v1/models',
+    {
+      schema: {
+        tags: ['gateway'],
+        security: bearerSecurity,
+        summary: "The upstream's models (OpenAI-compatible `models.list()`)",
+        description:
+          "Passed through from the configured upstream (`AI_MODEL_URL` + `/models`, with the gateway's own `AI_API_KEY`), so clients that list models before chatting work unchanged. Needs the `gateway:use` permission like the chat route. With `AI_PROVIDER=MANAGED_MODEL` the list is the configured model. Upstream errors pass through with their status; 502 `upstream_unreachable`, 503 `upstream_not_configured`, 504 `gateway_timeout`.",
+        response: {
+          200: ModelListSchema,
+          401: GatewayErrorSchema,
+          403: GatewayErrorSchema,
+          429: GatewayErrorSchema,
+          502: GatewayErrorSchema,
+          503: GatewayErrorSchema,
+          504: GatewayErrorSchema,
+          '4XX': UpstreamErrorSchema,
+          '5XX': UpstreamErrorSchema,
+        },
+      },
+      config: { permission: 'gateway:use' },
+      errorHandler,
+    },
+    async (_request, reply) => {
+      const answer = await listUpstreamModels(ctx);
+      // The upstream's JSON text as it came (a string payload is sent without re-serializing).
+      return reply
+        .status(answer.status)
+        .type('application/json')
+        .send(answer.body as never);
     },
   );
 }

@@ -78,3 +78,22 @@ export const ChatCompletionSchema = Type.Object(
       'Non-streaming: the upstream chat completion, field for field, with assistant content redacted and `gw_meta` added. Streaming (`stream: true`): `text/event-stream` chunks (`chat.completion.chunk`) ending with `data: [DONE]`.',
   },
 );
+
+/** GET /v1/models: the upstream's list, passed through (fields beyond these are kept). */
+export const ModelListSchema = Type.Object(
+  {
+    object: Type.String({ examples: ['list'] }),
+    data: Type.Array(
+      Type.Object(
+        {
+          id: Type.String({ examples: ['gpt-4o-mini'] }),
+          object: Type.String({ examples: ['model'] }),
+          created: Type.Optional(Type.Integer()),
+          owned_by: Type.Optional(Type.String()),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
