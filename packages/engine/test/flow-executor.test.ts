@@ -11,6 +11,7 @@ import {
   isCancellable,
   MAX_STEPS_PER_RUN,
   type NormalizedAction,
+  outcomeState,
   resolveDecision,
   stepIdempotencyKey,
   transition,
@@ -417,6 +418,13 @@ describe('flow executor', () => {
       node_id: 'pause',
       resume_at: '2026-11-26T10:01:00.000Z',
     });
+    assert.deepEqual(first.action, {
+      type: 'DATA_RESULT',
+      content: null,
+      data: { waiting: first.wait },
+      metadata: { node_id: 'pause' },
+    });
+    assert.equal(outcomeState(first), 'queued');
     port.store.clock += 30_000;
     const early = await runOnce(port, flow);
     assert.equal(

@@ -14,6 +14,7 @@ import {
   type NodeType,
   type UNAVAILABLE_RESULT_MODES,
 } from './flow-schemas.ts';
+import { FLOW_TOOL_CONTROLS } from './flow-tools.ts';
 
 /** How one node leads to another. */
 export type EdgeKind =
@@ -261,6 +262,16 @@ export function compileFlow(config: unknown, options: CompileOptions = {}): Flow
   });
 
   const contract = source.contract as { input?: Contract; output?: Contract } | undefined;
+  for (const name of Object.keys(contract?.input?.properties ?? {}))
+    if ((FLOW_TOOL_CONTROLS as readonly string[]).includes(name))
+      problems.push(
+        problem(
+          'FLOW_CONTRACT_INVALID',
+          null,
+          `/contract/input/properties/${name}`,
+          `${name} is a control of every published-flow tool and cannot be an input field`,
+        ),
+      );
   for (const side of ['input', 'output'] as const) {
     const declared = contract?.[side];
     for (const name of declared?.required ?? [])

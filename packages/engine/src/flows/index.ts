@@ -68,3 +68,4 @@ export {
   isCancellable,
   transition,
 } from './flow-states.ts';
+export { FLOW_TOOL_CONTROLS, FLOW_TOOL_NAME_MAX, flowToolName, flowToolSchemas } from './flow-tools.ts';
