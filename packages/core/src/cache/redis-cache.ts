@@ -53,7 +53,7 @@ export function createRedisCache(redis: Redis, namespace: string, health: RedisH
     } while (cursor !== '0');
   };
   const subscribeAll = () => {
-    if (!subscriber || subscriber.status !== 'ready' || handlers.size === 0) return;
+    if (subscriber?.status !== 'ready' || handlers.size === 0) return;
     subscriber.subscribe(...handlers.keys()).catch(() => undefined);
   };
 
