@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../config.ts';
+import { ensurePrivateDirectory, restrictFiles } from '../fs/private-files.ts';
 
 /** Encrypts the third-party secrets a service must keep (webhook secrets, provider keys) with AES-256-GCM. */
 export interface SecretBox {
@@ -54,12 +55,13 @@ export function loadSecretKey(options: { secretKey: string | undefined; dataDir:
   const file = path.join(options.dataDir, KEY_FILE);
   try {
     const existing = fs.readFileSync(file, 'utf8').trim();
+    restrictFiles(file);
     if (!/^[0-9a-fA-F]{64}$/.test(existing)) throw new ConfigError(`${file} does not hold a 64-hex-character key`);
     return { keyHex: existing, generated: false };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  fs.mkdirSync(options.dataDir, { recursive: true });
+  ensurePrivateDirectory(options.dataDir);
   const keyHex = randomBytes(32).toString('hex');
   try {
     // `wx`: when two processes start at once, exactly one writes the key and the other reads it.

@@ -1,7 +1,7 @@
 import { createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '@keel/core';
+import { ConfigError, ensurePrivateDirectory, restrictFiles } from '@keel/core';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 
@@ -60,13 +60,14 @@ export function loadTokenSigningKey(options: { configured: string | undefined; d
   const file = path.join(options.dataDir, KEY_FILE);
   try {
     const existing = fs.readFileSync(file, 'utf8').trim();
+    restrictFiles(file);
     if (!/^(?:[0-9a-fA-F]{2}){32,64}$/.test(existing))
       throw new ConfigError(`${file} does not hold a 64 to 128 hexadecimal character key`);
     return { keyHex: existing, generated: false };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  fs.mkdirSync(options.dataDir, { recursive: true });
+  ensurePrivateDirectory(options.dataDir);
   const keyHex = randomBytes(32).toString('hex');
   try {
     fs.writeFileSync(file, `${keyHex}\n`, { mode: 0o600, flag: 'wx' });
