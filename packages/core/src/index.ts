@@ -36,6 +36,7 @@ export {
 } from './db/open-database.ts';
 export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
+export { ensurePrivateDirectory, restrictFiles } from './fs/private-files.ts';
 export { HEALTH_PATHS, registerHealthRoutes } from './health/health-routes.ts';
 export { createLoopHealth, type LoopHealth, type LoopLogger } from './health/loop-health.ts';
 export {

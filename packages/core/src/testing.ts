@@ -192,3 +192,35 @@ export async function faultDatabaseBehindProxy(
   proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
   return { fault, proxy, url: throughProxy(fault.url, proxy), defer: (close) => closers.push(close) };
 }
+
+/** URLs an outbound-URL check must refuse: IPv6 embeddings of IPv4 addresses, other IPv4 spellings of private addresses, trailing-dot internal names. */
+export const SSRF_URLS: readonly string[] = [
+  'https://[::127.0.0.1]/',
+  'https://[::7f00:1]/',
+  'https://[::10.0.0.1]/',
+  'https://[::169.254.169.254]/',
+  'https://[::ffff:127.0.0.1]/',
+  'https://[::ffff:7f00:1]/',
+  'https://[::ffff:0:127.0.0.1]/',
+  'https://[64:ff9b::127.0.0.1]/',
+  'https://[64:ff9b::a9fe:a9fe]/',
+  'https://[64:ff9b:1::10.0.0.1]/',
+  'https://[2002:7f00:1::]/',
+  'https://[2002:a9fe:a9fe::1]/',
+  'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+  'https://[::]/',
+  'https://2130706433/',
+  'https://017700000001/',
+  'https://0x7f000001/',
+  'https://0x7f.0.0.1/',
+  'https://0177.0.0.1/',
+  'https://127.1/',
+  'https://0/',
+  'https://0xa9.0xfe.0xa9.0xfe/',
+  'https://3232235777/',
+  'https://127.0.0.1./',
+  'https://localhost./',
+  'https://localhost../',
+  'https://printer.local./',
+  'https://db.internal./',
+];

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Type } from 'typebox';
@@ -292,6 +293,8 @@ describe('createApp', () => {
       redisA.disconnect();
       redisB.disconnect();
     });
+    // Until a client is connected, limits are counted in process (commands never wait for a connection).
+    await Promise.all([redisA, redisB].map((redis) => (redis.status === 'ready' ? undefined : once(redis, 'ready'))));
     const statuses = [];
     for (const app of [a, b, a, b]) statuses.push((await app.inject({ method: 'GET', url: '/x' })).statusCode);
     assert.deepEqual(statuses, [200, 200, 200, 429]);

@@ -71,6 +71,15 @@ async function buildApp(t: TestContext): Promise<{ app: App; url: string }> {
           throw new AppError('DEMO_NOT_ALLOWED', 'that action is not in a state that allows it', 409);
         },
       }),
+      defineMcpTool<Principal, typeof Echo>({
+        name: 'demo_db_lost',
+        description: 'Its database connection was terminated',
+        inputSchema: Echo,
+        permission: 'demo:read',
+        run: async () => {
+          throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+        },
+      }),
       defineMcpTool<Principal, typeof Scoped>({
         name: 'demo_scoped',
         description: 'Only the own scope',
@@ -127,7 +136,12 @@ describe('registerMcpEndpoint', () => {
     const reader = await connect(t, url, 'reader-key');
     assert.equal(reader.getServerVersion()?.name, 'demo');
     const listed = await reader.listTools();
-    assert.deepEqual(listed.tools.map((tool) => tool.name).sort(), ['demo_echo', 'demo_fail', 'demo_scoped']);
+    assert.deepEqual(listed.tools.map((tool) => tool.name).sort(), [
+      'demo_db_lost',
+      'demo_echo',
+      'demo_fail',
+      'demo_scoped',
+    ]);
     const echo = listed.tools.find((tool) => tool.name === 'demo_echo')!;
     assert.deepEqual(echo.inputSchema, JSON.parse(JSON.stringify(Echo)), 'the advertised schema is the TypeBox schema');
     const result = await reader.callTool({ name: 'demo_echo', arguments: { text: 'ab', times: 2 } });
@@ -136,6 +150,7 @@ describe('registerMcpEndpoint', () => {
 
     const writer = await connect(t, url, 'writer-key');
     assert.deepEqual((await writer.listTools()).tools.map((tool) => tool.name).sort(), [
+      'demo_db_lost',
       'demo_echo',
       'demo_fail',
       'demo_scoped',
@@ -150,6 +165,7 @@ describe('registerMcpEndpoint', () => {
     const { url } = await buildApp(t);
     const client = await connect(t, url, 'writer-key', 'auto');
     assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name).sort(), [
+      'demo_db_lost',
       'demo_echo',
       'demo_fail',
       'demo_scoped',
@@ -184,6 +200,15 @@ describe('registerMcpEndpoint', () => {
     const failed = await client.callTool({ name: 'demo_fail', arguments: { text: 'a' } });
     assert.equal(failed.isError, true);
     assert.match(JSON.stringify(failed.content), /DEMO_NOT_ALLOWED/);
+  });
+
+  test('a lost database connection is a tool result DATABASE_UNAVAILABLE, not an internal error', async (t) => {
+    const { url } = await buildApp(t);
+    const client = await connect(t, url, 'reader-key');
+    const lost = await client.callTool({ name: 'demo_db_lost', arguments: { text: 'a' } });
+    assert.equal(lost.isError, true);
+    assert.match(JSON.stringify(lost.content), /DATABASE_UNAVAILABLE/);
+    assert.doesNotMatch(JSON.stringify(lost.content), /administrator command/);
   });
 
   test('an unknown tool is a JSON-RPC -32602 error', async (t) => {

@@ -10,6 +10,7 @@ import {
   isPublicAddress,
   safePost,
 } from '../src/index.ts';
+import { SSRF_URLS } from '../src/testing.ts';
 
 const strict = { allowPrivate: false };
 
@@ -82,6 +83,57 @@ describe('outbound URL policy', () => {
     }
     assert.equal(checkOutboundUrl('https://hooks.example.com/x', strict).hostname, 'hooks.example.com');
     assert.equal(checkOutboundUrl('https://8.8.8.8/x', strict).hostname, '8.8.8.8');
+  });
+
+  test('every IPv6 embedding of an IPv4 address, and every IPv4 spelling of a private one, is refused', () => {
+    // Save time: IP-literal hosts in URLs, as an attacker would spell them.
+    for (const url of SSRF_URLS) {
+      assert.throws(
+        () => checkOutboundUrl(url, strict),
+        (e: { code: string; statusCode: number }) => e.code === 'OUTBOUND_URL_REJECTED' && e.statusCode === 400,
+        url,
+      );
+    }
+    // The same blocks as addresses (what a resolver may answer for a name, checked at save and connect time).
+    for (const address of [
+      '::127.0.0.1',
+      '::7f00:1',
+      '::10.0.0.1',
+      '::8.8.8.8',
+      '::ffff:127.0.0.1',
+      '::ffff:0:7f00:1',
+      '64:ff9b::127.0.0.1',
+      '64:ff9b::8.8.8.8',
+      '64:ff9b:1::a00:1',
+      '64:ff9b:1:ffff::1',
+      '2002:7f00:1::1',
+      '2002:a9fe:a9fe::1',
+      '2001:0:4136:e378:8000:63bf:80ff:fffe',
+      '2001::1',
+    ]) {
+      assert.equal(isPublicAddress(address), false, address);
+    }
+  });
+
+  test('a name resolving to an IPv4-compatible IPv6 address is refused at save time and by the connector', async (t) => {
+    await assert.rejects(
+      checkOutboundUrlResolves('https://compat.example.com/', strict, resolverFor(['::7f00:1'])),
+      /private/,
+    );
+    const server = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => server.close());
+    const port = (server.address() as AddressInfo).port;
+    const agent = createSafeAgent({ ...strict, resolve: resolverFor(['::127.0.0.1']) });
+    t.after(() => agent.close());
+    await assert.rejects(
+      safePost(agent, `https://compat.example.com:${port}/`, '{}', {}, { ...strict, timeoutMs: 2000 }),
+      (e: { code?: string; cause?: { code?: string } }) => (e.code ?? e.cause?.code) === 'EADDRNOTPUBLIC',
+    );
+    await assert.rejects(
+      safePost(agent, `https://[::127.0.0.1]:${port}/`, '{}', {}, { ...strict, timeoutMs: 2000 }),
+      /not allowed/,
+    );
   });
 
   test('KEEL_ALLOW_PRIVATE_URLS lets loopback and plain http through', () => {

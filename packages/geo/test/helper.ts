@@ -28,7 +28,7 @@ export async function buildGeo(
   t: TestContext,
   target: TestDatabaseTarget,
   env: Record<string, string> = {},
-  options: { startWorker?: boolean; logStream?: NodeJS.WritableStream } = {},
+  options: { startWorker?: boolean; logStream?: NodeJS.WritableStream; cache?: Cache } = {},
 ): Promise<GeoUnderTest> {
   const config = readGeoConfig({
     LOG_LEVEL: 'silent',
@@ -38,7 +38,7 @@ export async function buildGeo(
   });
   const database = await openTestDatabase<GeoDb>(target, 'geo');
   await prepareGeoDatabase(database.db);
-  const cache = createMemoryCache();
+  const cache = options.cache ?? createMemoryCache();
   const secrets = createSecretBox(randomBytes(32).toString('hex'));
   const clock = { now: new Date() };
   let frozen = false;

@@ -1,7 +1,7 @@
 /**
  * A small key-value cache with expiry, plus a broadcast channel so that several instances of a service can
- * tell each other to drop what they hold. Values are JSON-serializable. A cache that cannot be reached
- * behaves as empty: it never fails the request that asked it.
+ * tell each other to drop what they hold. Values are JSON-serializable. A shared cache that cannot be reached
+ * serves from process memory: it never fails (or holds up) the request that asked it.
  */
 export interface Cache {
   readonly kind: 'memory' | 'redis';
@@ -15,6 +15,11 @@ export interface Cache {
   /** True when the backing store answers. */
   ping(): Promise<boolean>;
   publish(channel: string, message: string): Promise<void>;
+  /**
+   * Hears every message published on the channel by any instance (this one included). After an outage of the
+   * shared store the handler is called once with `*`: messages may have been lost, so drop everything. Never
+   * rejects: a subscription that cannot be made now is made when the store answers.
+   */
   subscribe(channel: string, handler: (message: string) => void): Promise<void>;
   close(): Promise<void>;
 }

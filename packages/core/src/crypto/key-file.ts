@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../config.ts';
+import { ensurePrivateDirectory, restrictFiles } from '../fs/private-files.ts';
 
 /**
  * A service's generated key: `configured` when set; otherwise `<dataDir>/<file>`, created with 32 random bytes in hex
@@ -19,12 +20,13 @@ export function loadKeyFile(options: {
   const file = path.join(options.dataDir, options.file);
   try {
     const existing = fs.readFileSync(file, 'utf8').trim();
+    restrictFiles(file);
     if (!options.pattern.test(existing)) throw new ConfigError(`${file} does not hold ${options.describe}`);
     return { keyHex: existing, generated: false };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  fs.mkdirSync(options.dataDir, { recursive: true });
+  ensurePrivateDirectory(options.dataDir);
   const keyHex = randomBytes(32).toString('hex');
   try {
     fs.writeFileSync(file, `${keyHex}\n`, { mode: 0o600, flag: 'wx' });

@@ -12,6 +12,7 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
+import { ensurePrivateDirectory, restrictFiles } from '../fs/private-files.ts';
 import { isDatabaseUnavailable } from './connection-errors.ts';
 import { adaptSqlite } from './sqlite-adapter.ts';
 
@@ -164,7 +165,13 @@ export async function openDatabase<DB>(options: OpenDatabaseOptions): Promise<Da
   }
 
   const file = sqlitePath(options.url);
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    // Owner-only: the directory 0700, the database 0600 (created empty with that mode; SQLite gives its -wal and
+    // -shm files the mode of the database file).
+    ensurePrivateDirectory(path.dirname(file));
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
+    restrictFiles(file, `${file}-wal`, `${file}-shm`, `${file}-journal`);
+  }
   const database = new DatabaseSync(file);
   // The busy timeout comes first: switching to WAL needs a lock another process (a second instance, or
   // `keel migrate` beside `keel start`) may be holding for a moment.

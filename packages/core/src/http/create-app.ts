@@ -12,11 +12,13 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Redis } from 'ioredis';
+import { watchRedis } from '../cache/redis-health.ts';
 import type { HttpConfig } from '../config.ts';
 import { CoreErrors } from '../errors.ts';
 import { requireJsonBodies } from './content-type.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { rejectUnstorableInput } from './input-guard.ts';
+import { resilientRateLimitStore } from './rate-limit-store.ts';
 import { requestIdFor } from './request-id.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { createValidatorCompiler } from './validation.ts';
@@ -115,6 +117,8 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     done(null, payload);
   });
 
+  // Redis outages and recoveries are logged once each, by the first app sharing the client.
+  if (options.redis) watchRedis(options.redis).useLogger(app.log);
   installErrorHandlers(app, http.maxRequestSizeBytes);
   if (http.securityHeadersEnabled) installSecurityHeaders(app, [DOCS_PREFIX]);
   requireJsonBodies(app);
@@ -131,7 +135,15 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     global: true,
     max: http.rateLimitMax,
     timeWindow: http.rateLimitWindowMs,
-    ...(options.redis ? { redis: options.redis, nameSpace: `keel:${options.name}:ratelimit:` } : {}),
+    ...(options.redis
+      ? {
+          store: resilientRateLimitStore(
+            options.redis,
+            watchRedis(options.redis),
+            `keel:${options.name}:ratelimit:`,
+          ) as never,
+        }
+      : {}),
     keyGenerator: options.rateLimitKey ?? ((request) => request.ip),
     skipOnError: true,
     errorResponseBuilder: (_request, context) => CoreErrors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),

@@ -53,7 +53,8 @@ export function toAppError(error: unknown, bodyLimit: number): AppError {
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return CoreErrors.badRequest('The request URL is malformed');
   }
-  if (isDatabaseUnavailable(e)) return databaseUnavailable();
+  // A client's own aborted request (a 4xx with ECONNRESET) is not the database going away.
+  if (typeof e?.statusCode !== 'number' && isDatabaseUnavailable(e)) return databaseUnavailable();
   if (e instanceof SyntaxError || e?.statusCode === 400) {
     // Fastify's JSON parser raises SyntaxError-like errors with status 400; never echo the parser's text.
     return CoreErrors.invalidJson();

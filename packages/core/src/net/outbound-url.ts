@@ -25,11 +25,30 @@ const INTERNAL_SUFFIXES = [
   '.corp',
 ];
 
-/** True when an IP address is a public unicast address (no private, loopback, link-local, CGNAT, multicast, reserved or v4-mapped range). */
+/**
+ * IPv6 blocks that carry an IPv4 address (or are otherwise special) and that ipaddr.js does not name in every
+ * spelling: `::/96` (IPv4-compatible, deprecated: `[::127.0.0.1]` is `::7f00:1`), `::ffff:0:0/96` (v4-mapped)
+ * and `64:ff9b:1::/48` (local-use NAT64). The well-known NAT64 prefix 64:ff9b::/96, 6to4 2002::/16, Teredo
+ * 2001::/32 and SIIT ::ffff:0:0:0/96 are named by ipaddr.js and refused as whole blocks too: the IPv4 address
+ * they carry (or hide, XOR-ed, in Teredo's case) would be reached through a gateway we cannot vet.
+ */
+function isEmbeddingIpv6(parts: readonly number[]): boolean {
+  const zeros = (count: number) => parts.slice(0, count).every((part) => part === 0);
+  if (zeros(6)) return true; // ::/96
+  if (zeros(5) && parts[5] === 0xffff) return true; // ::ffff:0:0/96
+  return parts[0] === 0x64 && parts[1] === 0xff9b && parts[2] === 1; // 64:ff9b:1::/48
+}
+
+/**
+ * True when an IP address is a public unicast address: no private, loopback, link-local, CGNAT, multicast,
+ * reserved or documentation range, and no IPv6 address that embeds an IPv4 one (v4-compatible `::/96`,
+ * v4-mapped, NAT64, 6to4, Teredo), whatever IPv4 address it embeds.
+ */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   const parsed = ipaddr.parse(address);
-  // ipaddr.js names every special-purpose block; only plain global unicast is public.
+  if (parsed.kind() === 'ipv6' && isEmbeddingIpv6((parsed as ipaddr.IPv6).parts)) return false;
+  // ipaddr.js names every other special-purpose block; only plain global unicast is public.
   return parsed.range() === 'unicast';
 }
 
@@ -60,7 +79,8 @@ export function checkOutboundUrl(raw: string, policy: OutboundUrlPolicy): URL {
       throw OutboundUrlErrors.rejected('the address is private, loopback, link-local or reserved');
     return url;
   }
-  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  // Fully qualified spellings (`localhost.`, `printer.local..`) name the same hosts.
+  const name = host.replace(/\.+$/, '');
   if (name === 'localhost' || INTERNAL_SUFFIXES.some((suffix) => name.endsWith(suffix))) {
     throw OutboundUrlErrors.rejected('the host is a local or internal name');
   }

@@ -22,7 +22,11 @@ export async function createRealmCache(cache: Cache, clock: () => number): Promi
     const prefix = `${realmId}|`;
     for (const key of entries.keys()) if (key.startsWith(prefix)) entries.delete(key);
   };
-  await cache.subscribe(CHANNEL, (realmId) => drop(realmId));
+  // `*`: the shared cache lost its connection for a while and invalidations may be missing: drop every realm.
+  await cache.subscribe(CHANNEL, (realmId) => {
+    if (realmId !== '*') return drop(realmId);
+    for (const id of new Set([...entries.keys()].map((key) => key.split('|', 1)[0]!))) drop(id);
+  });
   return {
     async get<T>(realmId: string, key: string, load: () => Promise<T>): Promise<T> {
       const full = `${realmId}|${key}`;
