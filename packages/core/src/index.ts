@@ -35,8 +35,9 @@ export {
 export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
+export { decodeCursor, encodeCursor } from './http/cursor.ts';
 export { type ErrorBody, errorBody } from './http/error-handler.ts';
-export { errorBodySchema } from './http/error-schema.ts';
+export { commonErrorResponses, errorBodySchema } from './http/error-schema.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {
   type ClaimOutcome,
