@@ -49,8 +49,9 @@ export {
   type ReadinessReport,
 } from './health/readiness.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
+export { decodeCursor, encodeCursor } from './http/cursor.ts';
 export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';
-export { errorBodySchema } from './http/error-schema.ts';
+export { commonErrorResponses, errorBodySchema } from './http/error-schema.ts';
 export { idForLog } from './http/log-safe.ts';
 export { type ReadableIssue, readableIssues, type SchemaIssue } from './http/validation.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';

@@ -31,7 +31,7 @@ import type { RuntimeContext } from './runtime/runtime-context.ts';
 import { registerSystemRoutes } from './system/system-routes.ts';
 import { createDestinationCache } from './webhooks/destination-cache.ts';
 import { registerDestinationRoutes } from './webhooks/destination-routes.ts';
-import { registerIngressRoute } from './webhooks/ingress.ts';
+import { registerIngressRoute } from './webhooks/ingress-routes.ts';
 
 export const ENGINE_VERSION = '2026-11-21';
 
@@ -52,7 +52,7 @@ export interface EngineAppsOptions {
 }
 
 export interface EngineApps {
-  /** REST (`ENGINE_PORT`): catalog, keys, webhook destinations, procurement, `/api/webhooks/catalog`. The runtime (issue 6) adds its routes here. */
+  /** REST (`ENGINE_PORT`): catalog, keys, webhook destinations, procurement, `/api/webhooks/catalog`, and the runtime's routes. */
   rest: App;
   /** Public MCP endpoint (`ENGINE_MCP_PORT`): `POST /` and `POST /mcp`. */
   mcp: App;

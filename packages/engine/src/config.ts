@@ -14,7 +14,7 @@ export interface EngineConfig {
     workerEnabled: boolean;
     retentionDays: number;
   };
-  /** The agent runtime (issue 6). */
+  /** The agent runtime. */
   runtime: RuntimeConfig;
 }
 

@@ -11,6 +11,9 @@ import type { EngineDb } from './db/schema.ts';
 import type { Principal } from './merchants/principal.ts';
 import { createEventSink, type EventSink } from './webhooks/events.ts';
 
+/** What the write path needs: the database, its group commit and the delivery worker's wake-up. */
+export type WriteContext = Pick<EngineContext, 'db' | 'writes' | 'notifyOutbox'>;
+
 /** A business write: its statements run on `trx`; the events it emits on `sink` reach the outbox with it. */
 export type WriteWork<T> = (trx: Transaction<EngineDb>, sink: EventSink) => Promise<T>;
 
@@ -33,7 +36,7 @@ export async function retryOnUniqueViolation<T>(work: () => Promise<T>, attempts
  * stored answer: the answer commits with the write, and the same key and payload replay it.
  */
 export async function runWrite<T>(
-  ctx: EngineContext,
+  ctx: WriteContext,
   idempotency: IdempotentRequest | undefined,
   work: WriteWork<{ statusCode: number; body: T }>,
 ): Promise<IdempotentResponse<T>> {
@@ -55,7 +58,7 @@ export async function runWrite<T>(
 }
 
 /** A write without an idempotency key, on the write path (`runWrite`); answers what `work` returns. */
-export async function inTransaction<T>(ctx: EngineContext, work: WriteWork<T>): Promise<T> {
+export async function inTransaction<T>(ctx: WriteContext, work: WriteWork<T>): Promise<T> {
   const outcome = await runWrite(ctx, undefined, async (trx, sink) => ({
     statusCode: 200,
     body: await work(trx, sink),
@@ -68,7 +71,7 @@ export async function inTransaction<T>(ctx: EngineContext, work: WriteWork<T>): 
  * the key is scoped to the calling key and the operation.
  */
 export async function idempotentWrite<T>(
-  ctx: EngineContext,
+  ctx: WriteContext,
   principal: Principal,
   operation: string,
   rawKey: unknown,

@@ -1,18 +1,15 @@
+import { decodeCursor as decodeKeysetCursor, encodeCursor as encodeKeysetCursor } from '@keel/core';
 import { GeoErrors } from './errors.ts';
 
-/**
- * Keyset cursors: the last row's id, base64url-encoded with a kind tag so a cursor of one list is not accepted by
- * another. Opaque to clients; never an offset.
- */
+/** A geo list's cursor (core's keyset cursor): the last row's id, bound to one list by `kind`. */
 export function encodeCursor(kind: string, lastId: string | number): string {
-  return Buffer.from(`${kind}:${lastId}`, 'utf8').toString('base64url');
+  return encodeKeysetCursor(kind, [String(lastId)]);
 }
 
+/** The last row's id a cursor of this list carries; 400 `GEO_INVALID_CURSOR` for anything else. */
 export function decodeCursor(kind: string, cursor: string | undefined): string | undefined {
-  if (cursor === undefined) return undefined;
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!text.startsWith(`${kind}:`)) throw GeoErrors.invalidCursor();
-  const value = text.slice(kind.length + 1);
-  if (!/^[0-9a-f-]{1,36}$/.test(value)) throw GeoErrors.invalidCursor();
-  return value;
+  const position = decodeKeysetCursor(kind, cursor, ['string'], GeoErrors.invalidCursor);
+  if (position === undefined) return undefined;
+  if (!/^[0-9a-f-]{1,36}$/.test(position[0])) throw GeoErrors.invalidCursor();
+  return position[0];
 }

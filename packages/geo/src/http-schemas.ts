@@ -1,4 +1,4 @@
-import { errorBodySchema } from '@keel/core';
+import { commonErrorResponses, errorBodySchema } from '@keel/core';
 import { type TSchema, Type } from 'typebox';
 import { UUID_PATTERN } from './ids.ts';
 
@@ -8,15 +8,7 @@ export const ErrorSchema = errorBodySchema({
 });
 
 /** Error responses shared by every key-authenticated route. */
-export const commonErrors = {
-  400: ErrorSchema,
-  401: ErrorSchema,
-  403: ErrorSchema,
-  413: ErrorSchema,
-  415: ErrorSchema,
-  429: ErrorSchema,
-  500: ErrorSchema,
-};
+export const commonErrors = commonErrorResponses(ErrorSchema);
 
 export const Uuid = (description: string) =>
   Type.String({ pattern: UUID_PATTERN, description, examples: ['0195f3a2-7c1e-7d4b-9a61-3e2f1c0b5a77'] });

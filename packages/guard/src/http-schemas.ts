@@ -1,19 +1,11 @@
-import { errorBodySchema } from '@keel/core';
+import { commonErrorResponses, errorBodySchema } from '@keel/core';
 import { Type } from 'typebox';
 
 /** The REST error body every guard endpoint except the gateway uses. */
 export const ErrorSchema = errorBodySchema();
 
 /** Error responses shared by every authenticated route. */
-export const commonErrors = {
-  400: ErrorSchema,
-  401: ErrorSchema,
-  403: ErrorSchema,
-  413: ErrorSchema,
-  415: ErrorSchema,
-  429: ErrorSchema,
-  500: ErrorSchema,
-};
+export const commonErrors = commonErrorResponses(ErrorSchema);
 
 export const IdParams = Type.Object({
   id: Type.String({ description: 'Positive integer id', examples: ['1'] }),

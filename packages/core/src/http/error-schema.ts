@@ -17,3 +17,8 @@ const errorBodyProperties = () => ({
 export function errorBodySchema(options: { $id?: string; title?: string; description?: string } = {}) {
   return Type.Object(errorBodyProperties(), options);
 }
+
+/** The error responses every authenticated route declares (400, 401, 403, 413, 415, 429, 500), each with `schema`. */
+export function commonErrorResponses<S>(schema: S) {
+  return { 400: schema, 401: schema, 403: schema, 413: schema, 415: schema, 429: schema, 500: schema };
+}

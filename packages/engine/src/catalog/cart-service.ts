@@ -1,4 +1,4 @@
-import { type Executor, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
+import { decodeCursor, type Executor, encodeCursor, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
 import type { Selectable } from 'kysely';
 import type { EngineContext } from '../context.ts';
 import type { CartItemTable, CartTable, CheckoutTable, EngineDb } from '../db/schema.ts';
@@ -8,6 +8,8 @@ import { type Principal, requireStoreAccess, storesInScope } from '../merchants/
 import type { EventSink, OutboundEventName, WriteSource } from '../webhooks/events.ts';
 import { formatMinor, MAX_MINOR } from './money.ts';
 import { findProductsByCatalogIds, type ProductRow } from './product-store.ts';
+
+const INVALID_CURSOR = () => EngineErrors.invalidField('cursor is not a cursor this list returned');
 
 export type CartRow = Selectable<CartTable>;
 export type CartItemRow = Selectable<CartItemTable>;
@@ -535,15 +537,8 @@ export async function listCarts(
   let q = ctx.db.selectFrom('cart').selectAll().where('store_id', 'in', stores);
   if (query.status !== undefined) q = q.where('status', '=', query.status);
   else if (!query.includeArchived) q = q.where('status', '!=', 'archived');
-  if (query.cursor) {
-    let after: [string, string];
-    try {
-      after = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8')) as [string, string];
-      if (!Array.isArray(after) || typeof after[0] !== 'string' || typeof after[1] !== 'string')
-        throw new Error('shape');
-    } catch {
-      throw EngineErrors.invalidField('cursor is not a cursor this list returned');
-    }
+  const after = decodeCursor('cart', query.cursor, ['string', 'string'], INVALID_CURSOR);
+  if (after) {
     q = q.where((eb) =>
       eb.or([eb('created_at', '<', after[0]), eb.and([eb('created_at', '=', after[0]), eb('id', '<', after[1])])]),
     );
@@ -559,9 +554,7 @@ export async function listCarts(
   return {
     data,
     nextCursor:
-      rows.length > query.limit && last
-        ? Buffer.from(JSON.stringify([toIsoString(last.created_at), last.id])).toString('base64url')
-        : null,
+      rows.length > query.limit && last ? encodeCursor('cart', [toIsoString(last.created_at), last.id]) : null,
   };
 }
 

@@ -1,4 +1,4 @@
-import { type Executor, fromJsonColumn, isUniqueViolation, toIsoString } from '@keel/core';
+import { decodeCursor, type Executor, encodeCursor, fromJsonColumn, isUniqueViolation, toIsoString } from '@keel/core';
 import type { Selectable } from 'kysely';
 import type { EngineContext } from '../context.ts';
 import type { EngineDb, SalesOrderTable } from '../db/schema.ts';
@@ -10,6 +10,8 @@ import { type CartItemView, findCheckout, loadItems, toCartItemView } from './ca
 import { formatMinor } from './money.ts';
 import { toProductView } from './product-service.ts';
 import { deductInventory, findProductsByIds, restockInventory } from './product-store.ts';
+
+const INVALID_CURSOR = () => EngineErrors.invalidField('cursor is not a cursor this list returned');
 
 export type OrderRow = Selectable<SalesOrderTable>;
 type JsonObject = Record<string, unknown>;
@@ -224,15 +226,8 @@ export async function listOrders(
   const stores = storesInScope(principal, query.storeId);
   let q = ctx.db.selectFrom('sales_order').selectAll().where('store_id', 'in', stores);
   if (query.status !== undefined) q = q.where('status', '=', query.status);
-  if (query.cursor) {
-    let after: [string, string];
-    try {
-      after = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8')) as [string, string];
-      if (!Array.isArray(after) || typeof after[0] !== 'string' || typeof after[1] !== 'string')
-        throw new Error('shape');
-    } catch {
-      throw EngineErrors.invalidField('cursor is not a cursor this list returned');
-    }
+  const after = decodeCursor('order', query.cursor, ['string', 'string'], INVALID_CURSOR);
+  if (after) {
     q = q.where((eb) =>
       eb.or([eb('created_at', '<', after[0]), eb.and([eb('created_at', '=', after[0]), eb('id', '<', after[1])])]),
     );
@@ -247,9 +242,7 @@ export async function listOrders(
   return {
     data: page.map(toOrderView),
     nextCursor:
-      rows.length > query.limit && last
-        ? Buffer.from(JSON.stringify([toIsoString(last.created_at), last.id])).toString('base64url')
-        : null,
+      rows.length > query.limit && last ? encodeCursor('order', [toIsoString(last.created_at), last.id]) : null,
   };
 }
 

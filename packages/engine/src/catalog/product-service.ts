@@ -1,4 +1,12 @@
-import { checkOutboundUrl, type Executor, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
+import {
+  checkOutboundUrl,
+  decodeCursor,
+  type Executor,
+  encodeCursor,
+  fromJsonColumn,
+  toBoolean,
+  toIsoString,
+} from '@keel/core';
 import type { EngineContext } from '../context.ts';
 import type { EngineDb } from '../db/schema.ts';
 import { EngineErrors } from '../errors.ts';
@@ -23,6 +31,8 @@ import {
   updateProduct,
 } from './product-store.ts';
 import { searchTerms } from './search/index.ts';
+
+const INVALID_CURSOR = () => EngineErrors.invalidField('cursor is not a cursor this list returned');
 
 type JsonObject = Record<string, unknown>;
 
@@ -218,7 +228,7 @@ function emitWriteEvents(
 }
 
 /** The product the identifiers point at; 409 when sku and externalId point at two different products. */
-async function findByIdentity(
+export async function findProductByIdentity(
   trx: Executor<EngineDb>,
   storeId: string,
   sku: string | null | undefined,
@@ -259,7 +269,7 @@ export async function upsertProduct(
   const merchantId = requireStoreAccess(principal, storeId);
   const sku = input.sku === '' ? null : input.sku;
   const externalId = input.externalId === '' ? null : input.externalId;
-  const existing = await findByIdentity(trx, storeId, sku, externalId);
+  const existing = await findProductByIdentity(trx, storeId, sku, externalId);
   const now = new Date().toISOString();
   if (existing) {
     const changes = productChanges({ ...input, sku, externalId }, existing);
@@ -370,7 +380,7 @@ export async function removeProductByIdentity(
   requireStoreAccess(principal, storeId);
   if (!identity.sku && !identity.externalId)
     throw EngineErrors.invalidField('a delete needs storeId plus sku and/or externalId');
-  const existing = await findByIdentity(trx, storeId, identity.sku, identity.externalId);
+  const existing = await findProductByIdentity(trx, storeId, identity.sku, identity.externalId);
   if (!existing) return { mode: 'ignored', product: null };
   await deleteProduct(trx, existing.id);
   const view = toProductView(existing);
@@ -427,14 +437,12 @@ export interface ListQuery {
   cursor?: string | undefined;
 }
 
-function decodeCursor(cursor: string | undefined, kind: 's' | 'q'): number | undefined {
-  if (cursor === undefined || cursor === '') return undefined;
-  const match = /^([sq])(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match || match[1] !== kind) throw EngineErrors.invalidField('cursor is not a cursor this list returned');
-  return Number(match[2]);
+/** The position of a product list cursor: `s` (a list: the last row's seq) or `q` (a search: the rows already shown). */
+function productCursor(cursor: string | undefined, kind: 's' | 'q'): number | undefined {
+  const position = decodeCursor(`products-${kind}`, cursor, ['number'], INVALID_CURSOR);
+  if (position && !(Number.isSafeInteger(position[0]) && position[0] >= 0)) throw INVALID_CURSOR();
+  return position?.[0];
 }
-
-const encodeCursor = (kind: 's' | 'q', value: number) => Buffer.from(`${kind}${value}`).toString('base64url');
 
 /** Lists (newest first) or, with `q`, searches (best match first) the products of the key's stores. */
 export async function listProductsFor(
@@ -444,7 +452,7 @@ export async function listProductsFor(
 ): Promise<{ data: ProductView[]; nextCursor: string | null }> {
   const stores = storesInScope(principal, query.storeId);
   if (query.q !== undefined && query.q.trim() !== '') {
-    const offset = decodeCursor(query.cursor, 'q') ?? 0;
+    const offset = productCursor(query.cursor, 'q') ?? 0;
     if (offset > 10_000) throw EngineErrors.invalidField('search results go 10,000 deep at most; refine the query');
     const rows = await ctx.search.search(ctx.db, {
       storeIds: stores,
@@ -455,17 +463,17 @@ export async function listProductsFor(
     });
     return {
       data: rows.slice(0, query.limit).map(toProductView),
-      nextCursor: rows.length > query.limit ? encodeCursor('q', offset + query.limit) : null,
+      nextCursor: rows.length > query.limit ? encodeCursor('products-q', [offset + query.limit]) : null,
     };
   }
   const rows = await listProducts(ctx.db, stores, {
     limit: query.limit + 1,
-    beforeSeq: decodeCursor(query.cursor, 's'),
+    beforeSeq: productCursor(query.cursor, 's'),
     status: query.status,
   });
   const page = rows.slice(0, query.limit);
   return {
     data: page.map(toProductView),
-    nextCursor: rows.length > query.limit ? encodeCursor('s', Number(page.at(-1)!.seq)) : null,
+    nextCursor: rows.length > query.limit ? encodeCursor('products-s', [Number(page.at(-1)!.seq)]) : null,
   };
 }

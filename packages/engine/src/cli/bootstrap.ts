@@ -4,7 +4,7 @@ import { bootstrapRealm } from '../identity/identity-service.ts';
 import { createMerchant, createStore, issueKey } from '../merchants/merchant-service.ts';
 import type { PrincipalCache } from '../merchants/principal.ts';
 
-/** What `keel engine bootstrap --json` prints. The runtime (issue 6) adds `realmId`, `accessKey` and `secretKey`. */
+/** What `keel engine bootstrap --json` prints: the catalog's merchant, stores and keys, and a runtime realm with its key pair. */
 export interface BootstrapResult {
   merchantId: string;
   subMerchantId: string;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { AppError, type CliCommand, type CommandIo, openCache } from '@keel/core';
+import { AppError, type CliCommand, type CommandIo, createGroupCommit, openCache } from '@keel/core';
 import { parse as parseCsv } from 'csv-parse';
 import { ProductInputSchema } from '../catalog/product-schemas.ts';
 import { upsertProduct } from '../catalog/product-service.ts';
@@ -10,7 +10,7 @@ import { readEngineConfig } from '../config.ts';
 import { validatePart } from '../http/validate.ts';
 import { findMerchant } from '../merchants/merchant-store.ts';
 import { createPrincipalCache, type Principal, storesForKey } from '../merchants/principal.ts';
-import { createEventSink } from '../webhooks/events.ts';
+import { inTransaction, type WriteContext } from '../write.ts';
 
 const USAGE = `import products FILE.(csv|jsonl) --merchant MERCHANT_ID [--store STORE_ID] [--json]
                                bulk upsert products (by storeId + sku/externalId) through the catalog service;
@@ -143,6 +143,8 @@ export const importCommand: CliCommand = {
           store_ids: '[]',
         } as never),
       };
+      // The write path of the engine; the running engine's delivery worker finds the queued messages by polling.
+      const writes: WriteContext = { db: database.db, writes: createGroupCommit(database.db), notifyOutbox: () => {} };
       const bar = progressBar(io, total);
       const timer = setInterval(bar.tick, 200);
       try {
@@ -151,12 +153,9 @@ export const importCommand: CliCommand = {
             if (row.error) throw new AppError('VALIDATION_FAILED', row.error, 400);
             const body = { ...(values.store ? { storeId: values.store } : {}), ...(row.value as object) };
             const input = validatePart(ProductInputSchema, body, 'row');
-            const outcome = await database.db.transaction().execute(async (trx) => {
-              const sink = createEventSink();
-              const result = await upsertProduct(trx, sink, principal, input, 'service');
-              await sink.flush(trx);
-              return result;
-            });
+            const outcome = await inTransaction(writes, (trx, sink) =>
+              upsertProduct(trx, sink, principal, input, 'service'),
+            );
             summary[outcome.mode]++;
           } catch (error) {
             if (!(error instanceof AppError) || error.statusCode >= 500) throw error;

@@ -1,3 +1,4 @@
+import { createLocalScanner } from '@keel/guard';
 import type { FastifyInstance } from 'fastify';
 import { EngineErrors } from '../errors.ts';
 
@@ -55,27 +56,26 @@ const FORBIDDEN_KEYS = new Set([
 /** Keys whose values are identifiers: long digit strings there are SKUs, barcodes and ids, not card numbers. */
 const IDENTIFIER_KEY = /(^|[^a-z])(sku|id|gtin|ean|upc|isbn|barcode)$|Id$|^catalogId$|^externalId$/i;
 
-function luhn(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
+// Guard's detection engine (its built-in library: network prefixes and the Luhn check) decides what a card number is.
+const detectCards = createLocalScanner({
+  allowThreshold: 0.5,
+  blockThreshold: 0.8,
+  piiMode: 'MASK',
+  timeoutMs: 250,
+});
 
-/** A card number: 15–19 digits (spaces or dashes allowed), a card-network prefix, and a valid Luhn check digit. */
+/**
+ * A card number: the whole value is one card number by guard's detection engine, written as 15–19 digits (spaces or
+ * dashes allowed). The shape is checked first, so the detector only sees values that could be one.
+ */
 export function looksLikeCardNumber(value: string): boolean {
   if (value.length < 15 || value.length > 23) return false;
   if (!/^\d[\d -]+\d$/.test(value)) return false;
   const digits = value.replace(/[ -]/g, '');
   if (digits.length < 15 || digits.length > 19) return false;
-  if (!/^(4|5[1-5]|2[2-7]|3[47]|6011|64[4-9]|65|62|35|30[0-5]|36|38)/.test(digits)) return false;
-  return luhn(digits);
+  return detectCards(value).detections.some(
+    (d) => d.type === 'CREDIT_CARD' && d.start === 0 && d.end === value.length && Number(d.confidence_score) >= 0.6,
+  );
 }
 
 /** The JSON path of the first card field or card number in `value`, or undefined (depth- and size-bounded walk). */

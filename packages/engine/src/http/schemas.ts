@@ -1,4 +1,4 @@
-import { errorBodySchema } from '@keel/core';
+import { commonErrorResponses, errorBodySchema } from '@keel/core';
 import { type TSchema, Type } from 'typebox';
 import { UUID_PATTERN } from '../ids.ts';
 
@@ -15,15 +15,7 @@ export function addSharedSchemas(app: { addSchema(schema: unknown): unknown }): 
 }
 
 /** Error responses shared by every authenticated route. */
-export const commonErrors = {
-  400: ErrorSchema,
-  401: ErrorSchema,
-  403: ErrorSchema,
-  413: ErrorSchema,
-  415: ErrorSchema,
-  429: ErrorSchema,
-  500: ErrorSchema,
-};
+export const commonErrors = commonErrorResponses(ErrorSchema);
 
 export const Uuid = (description?: string) =>
   Type.String({ pattern: UUID_PATTERN, ...(description ? { description } : {}) });

@@ -16,15 +16,14 @@ import { isUuid } from '../ids.ts';
 import {
   bulkDeleteKeys,
   bulkRevokeKeys,
-  createStore,
+  createStoreFor,
   deleteKey,
   getKey,
   getKeys,
   issueKey,
+  listReachableStores,
   revokeKey,
-  toStoreView,
 } from './merchant-service.ts';
-import { listStoresByIds } from './merchant-store.ts';
 import { KEY_SCOPES, requireMerchantWide } from './principal.ts';
 
 const config = { merchantKey: true };
@@ -73,10 +72,7 @@ export function registerMerchantRoutes(app: App, ctx: EngineContext): void {
       config,
     },
     async (request) => {
-      const principal = principalOf(request);
-      const rows = await listStoresByIds(ctx.db, [...principal.stores.keys()]);
-      rows.sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)) || a.id.localeCompare(b.id));
-      return { data: rows.map(toStoreView) };
+      return { data: await listReachableStores(ctx.db, principalOf(request)) };
     },
   );
 
@@ -95,20 +91,7 @@ export function registerMerchantRoutes(app: App, ctx: EngineContext): void {
       config,
     },
     async (request, reply) => {
-      const principal = principalOf(request);
-      requireMerchantWide(principal);
-      const merchantId = request.body.merchantId?.toLowerCase() ?? principal.merchantId;
-      if (merchantId !== principal.merchantId) {
-        const child = await ctx.db
-          .selectFrom('merchant')
-          .select('id')
-          .where('id', '=', merchantId)
-          .where('parent_id', '=', principal.merchantId)
-          .executeTakeFirst();
-        if (principal.scope !== 'merchant_network' || !child)
-          throw EngineErrors.scopeForbidden('merchant_network over that sub-merchant');
-      }
-      return reply.status(201).send(await createStore(ctx.db, ctx.principals, { merchantId, name: request.body.name }));
+      return reply.status(201).send(await createStoreFor(ctx.db, ctx.principals, principalOf(request), request.body));
     },
   );
 

@@ -1,10 +1,11 @@
-import { generateKey, sha256Hex, toIsoString } from '@keel/core';
+import { decodeCursor, encodeCursor, generateKey, sha256Hex, toIsoString } from '@keel/core';
 import type { Kysely } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import { EngineErrors } from '../errors.ts';
 import { newId } from '../ids.ts';
 import {
   deleteRevokedKeys,
+  findChildMerchant,
   findKey,
   findKeys,
   findMerchant,
@@ -15,6 +16,7 @@ import {
   type KeyRow,
   listActiveChildren,
   listKeys,
+  listStoresByIds,
   revokeKeys,
   type StoreRow,
   setMerchantStatus,
@@ -141,6 +143,33 @@ export async function createStore(
   return toStoreView(row);
 }
 
+/** The stores the key reaches, oldest first. */
+export async function listReachableStores(db: Kysely<EngineDb>, principal: Principal): Promise<StoreView[]> {
+  const rows = await listStoresByIds(db, [...principal.stores.keys()]);
+  rows.sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)) || a.id.localeCompare(b.id));
+  return rows.map(toStoreView);
+}
+
+/**
+ * Creates a store for the calling key's merchant, or (`merchantId`) for a direct sub-merchant when the key is
+ * `merchant_network`; 403 otherwise.
+ */
+export async function createStoreFor(
+  db: Kysely<EngineDb>,
+  principals: PrincipalCache,
+  principal: Principal,
+  input: { name: string; merchantId?: string | undefined },
+): Promise<StoreView> {
+  requireMerchantWide(principal);
+  const merchantId = input.merchantId?.toLowerCase() ?? principal.merchantId;
+  if (merchantId !== principal.merchantId) {
+    const child = await findChildMerchant(db, principal.merchantId, merchantId);
+    if (principal.scope !== 'merchant_network' || !child)
+      throw EngineErrors.scopeForbidden('merchant_network over that sub-merchant');
+  }
+  return createStore(db, principals, { merchantId, name: input.name });
+}
+
 export interface NewKeyInput {
   merchantId: string;
   name: string;
@@ -220,27 +249,17 @@ export async function getKeys(
   limit: number,
   cursor?: string,
 ): Promise<{ data: KeyView[]; nextCursor: string | null }> {
-  const after = cursor ? decodeKeyCursor(cursor) : undefined;
+  const position = decodeCursor('keys', cursor, ['string', 'string'], () =>
+    EngineErrors.invalidField('cursor is not a cursor this API returned'),
+  );
+  const after = position && { createdAt: position[0], id: position[1] };
   const rows = await listKeys(db, merchantId, limit + 1, after);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
     data: page.map((row) => toKeyView(row)),
-    nextCursor:
-      rows.length > limit && last
-        ? Buffer.from(JSON.stringify([toIsoString(last.created_at), last.id])).toString('base64url')
-        : null,
+    nextCursor: rows.length > limit && last ? encodeCursor('keys', [toIsoString(last.created_at), last.id]) : null,
   };
-}
-
-function decodeKeyCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof createdAt !== 'string' || typeof id !== 'string') throw new Error('shape');
-    return { createdAt, id };
-  } catch {
-    throw EngineErrors.invalidField('cursor is not a cursor this API returned');
-  }
 }
 
 export async function getKey(db: Kysely<EngineDb>, merchantId: string, keyId: string): Promise<KeyView> {

@@ -14,6 +14,16 @@ export function insertMerchant(db: Executor<EngineDb>, row: Insertable<MerchantT
     .then(() => undefined);
 }
 
+/** The merchant `id` when it is a direct sub-merchant of `parentId`. */
+export function findChildMerchant(db: Executor<EngineDb>, parentId: string, id: string) {
+  return db
+    .selectFrom('merchant')
+    .select('id')
+    .where('id', '=', id)
+    .where('parent_id', '=', parentId)
+    .executeTakeFirst();
+}
+
 export function findMerchant(db: Executor<EngineDb>, id: string): Promise<MerchantRow | undefined> {
   return db.selectFrom('merchant').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -97,7 +97,8 @@ export function registerProcurementRoutes(app: App, ctx: EngineContext): void {
       },
       config,
     },
-    async (request) => patchSupplier(ctx, principalOf(request), request.params.id, request.body),
+    async (request) =>
+      inTransaction(ctx, (trx) => patchSupplier(trx, principalOf(request), request.params.id, request.body)),
   );
   app.delete(
     `${base}/suppliers/:id`,
@@ -110,7 +111,7 @@ export function registerProcurementRoutes(app: App, ctx: EngineContext): void {
       config,
     },
     async (request, reply) => {
-      await deleteSupplier(ctx, principalOf(request), request.params.id);
+      await inTransaction(ctx, (trx) => deleteSupplier(trx, principalOf(request), request.params.id));
       return reply.status(204).send(null);
     },
   );
@@ -166,13 +167,14 @@ export function registerProcurementRoutes(app: App, ctx: EngineContext): void {
       },
       config,
     },
-    async (request) => patchInventoryItem(ctx, principalOf(request), request.params.id, request.body),
+    async (request) =>
+      inTransaction(ctx, (trx) => patchInventoryItem(trx, principalOf(request), request.params.id, request.body)),
   );
   app.delete(
     `${base}/inventory-items/:id`,
     { schema: { ...s('Delete an inventory item'), params: Params, response: { 204: Type.Null(), ...errors } }, config },
     async (request, reply) => {
-      await deleteInventoryItem(ctx, principalOf(request), request.params.id);
+      await inTransaction(ctx, (trx) => deleteInventoryItem(trx, principalOf(request), request.params.id));
       return reply.status(204).send(null);
     },
   );

@@ -14,6 +14,27 @@ import { isUuid, newId } from '../ids.ts';
 import { type Principal, requireStoreAccess, storesInScope } from '../merchants/principal.ts';
 import type { EventSink, WriteSource } from '../webhooks/events.ts';
 import type { InventoryItemInput, ProcurementOrderInput, QuoteInput, SupplierInput } from './procurement-schemas.ts';
+import {
+  deleteItem,
+  deleteSupplierRow,
+  findItemBySku,
+  findItemInStores,
+  findOrderInStores,
+  findSupplierByExternalId,
+  findSupplierInStores,
+  insertItem,
+  insertOrder,
+  insertQuote,
+  insertSupplier,
+  listItemRows,
+  listOrderRows,
+  listQuoteRows,
+  listSupplierRows,
+  markOrderSent,
+  setOrderStatus,
+  updateItem,
+  updateSupplier,
+} from './procurement-store.ts';
 
 type JsonObject = Record<string, unknown>;
 const obj = (value: unknown) => (value === null || value === undefined ? null : fromJsonColumn<JsonObject>(value));
@@ -87,13 +108,8 @@ function checkId(id: string, field: string): string {
   return id.toLowerCase();
 }
 
-async function supplierInStores(db: Executor<EngineDb>, stores: string[], id: string) {
-  return db
-    .selectFrom('supplier')
-    .selectAll()
-    .where('id', '=', checkId(id, 'supplierId'))
-    .where('store_id', 'in', stores)
-    .executeTakeFirst();
+function supplierInStores(db: Executor<EngineDb>, stores: string[], id: string) {
+  return findSupplierInStores(db, stores, checkId(id, 'supplierId'));
 }
 
 /** A supplier referenced by an item or order must be in the same store. */
@@ -135,19 +151,9 @@ export async function upsertSupplier(
       : {}),
   };
   if (input.externalId) {
-    const existing = await trx
-      .selectFrom('supplier')
-      .selectAll()
-      .where('store_id', '=', storeId)
-      .where('external_id', '=', input.externalId)
-      .executeTakeFirst();
+    const existing = await findSupplierByExternalId(trx, storeId, input.externalId);
     if (existing) {
-      const row = (await trx
-        .updateTable('supplier')
-        .set({ ...fields, updated_at: now })
-        .where('id', '=', existing.id)
-        .returningAll()
-        .executeTakeFirst())!;
+      const row = await updateSupplier(trx, existing.id, { ...fields, updated_at: now });
       return { supplier: supplierView(row), mode: 'updated' };
     }
   }
@@ -164,7 +170,7 @@ export async function upsertSupplier(
     created_at: now,
     updated_at: now,
   };
-  await trx.insertInto('supplier').values(row).execute();
+  await insertSupplier(trx, row);
   return { supplier: supplierView(row), mode: 'created' };
 }
 
@@ -173,13 +179,12 @@ export async function listSuppliers(
   principal: Principal,
   query: { storeId?: string | undefined; limit: number; cursor?: string | undefined },
 ) {
-  let q = ctx.db.selectFrom('supplier').selectAll().where('store_id', 'in', storesInScope(principal, query.storeId));
-  if (query.cursor) q = q.where('id', '>', checkId(query.cursor, 'cursor'));
   const { rows, next } = page(
-    await q
-      .orderBy('id')
-      .limit(query.limit + 1)
-      .execute(),
+    await listSupplierRows(ctx.db, {
+      stores: storesInScope(principal, query.storeId),
+      limit: query.limit,
+      after: query.cursor ? checkId(query.cursor, 'cursor') : undefined,
+    }),
     query.limit,
   );
   return { data: rows.map(supplierView), nextCursor: next };
@@ -191,42 +196,36 @@ export async function getSupplier(ctx: EngineContext, principal: Principal, id: 
   return supplierView(row);
 }
 
+/** Changes a supplier's fields (its store never changes). */
 export async function patchSupplier(
-  ctx: EngineContext,
+  trx: Executor<EngineDb>,
   principal: Principal,
   id: string,
   patch: Partial<SupplierInput>,
 ) {
-  const existing = await supplierInStores(ctx.db, storesInScope(principal, undefined), id);
+  const existing = await supplierInStores(trx, storesInScope(principal, undefined), id);
   if (!existing) throw EngineErrors.supplierNotFound(id);
   if (patch.storeId !== undefined && patch.storeId.toLowerCase() !== existing.store_id)
     throw EngineErrors.invalidField('storeId cannot change');
-  const row = (await ctx.db
-    .updateTable('supplier')
-    .set({
-      ...(patch.name !== undefined ? { name: patch.name } : {}),
-      ...(patch.externalId !== undefined ? { external_id: patch.externalId } : {}),
-      ...(patch.email !== undefined ? { email: patch.email } : {}),
-      ...(patch.phone !== undefined ? { phone: patch.phone } : {}),
-      ...(patch.status !== undefined ? { status: patch.status } : {}),
-      ...(patch.metadata !== undefined
-        ? { metadata: patch.metadata === null ? null : JSON.stringify(patch.metadata) }
-        : {}),
-      updated_at: new Date().toISOString(),
-    })
-    .where('id', '=', existing.id)
-    .returningAll()
-    .executeTakeFirst())!;
+  const row = await updateSupplier(trx, existing.id, {
+    ...(patch.name !== undefined ? { name: patch.name } : {}),
+    ...(patch.externalId !== undefined ? { external_id: patch.externalId } : {}),
+    ...(patch.email !== undefined ? { email: patch.email } : {}),
+    ...(patch.phone !== undefined ? { phone: patch.phone } : {}),
+    ...(patch.status !== undefined ? { status: patch.status } : {}),
+    ...(patch.metadata !== undefined
+      ? { metadata: patch.metadata === null ? null : JSON.stringify(patch.metadata) }
+      : {}),
+    updated_at: new Date().toISOString(),
+  });
   return supplierView(row);
 }
 
-export async function deleteSupplier(ctx: EngineContext, principal: Principal, id: string): Promise<void> {
-  const existing = await supplierInStores(ctx.db, storesInScope(principal, undefined), id);
+/** Deletes a supplier (its items keep existing without one). */
+export async function deleteSupplier(trx: Executor<EngineDb>, principal: Principal, id: string): Promise<void> {
+  const existing = await supplierInStores(trx, storesInScope(principal, undefined), id);
   if (!existing) throw EngineErrors.supplierNotFound(id);
-  await ctx.db.transaction().execute(async (trx) => {
-    await trx.updateTable('inventory_item').set({ supplier_id: null }).where('supplier_id', '=', existing.id).execute();
-    await trx.deleteFrom('supplier').where('id', '=', existing.id).execute();
-  });
+  await deleteSupplierRow(trx, existing.id);
 }
 
 // Inventory items ---------------------------------------------------------------------------------------
@@ -259,24 +258,14 @@ export async function upsertInventoryItem(
     input.supplierId === undefined ? undefined : await checkSupplierRef(trx, storeId, input.supplierId);
   const now = new Date().toISOString();
   if (input.sku) {
-    const existing = await trx
-      .selectFrom('inventory_item')
-      .selectAll()
-      .where('store_id', '=', storeId)
-      .where('sku', '=', input.sku)
-      .executeTakeFirst();
+    const existing = await findItemBySku(trx, storeId, input.sku);
     if (existing) {
       const currency = input.currency !== undefined ? parseCurrency(input.currency) : existing.currency;
-      const row = (await trx
-        .updateTable('inventory_item')
-        .set({
-          ...itemFields(input, currency),
-          ...(supplierId !== undefined ? { supplier_id: supplierId } : {}),
-          updated_at: now,
-        })
-        .where('id', '=', existing.id)
-        .returningAll()
-        .executeTakeFirst())!;
+      const row = await updateItem(trx, existing.id, {
+        ...itemFields(input, currency),
+        ...(supplierId !== undefined ? { supplier_id: supplierId } : {}),
+        updated_at: now,
+      });
       return { item: itemView(row), mode: 'updated' };
     }
   }
@@ -299,17 +288,12 @@ export async function upsertInventoryItem(
     created_at: now,
     updated_at: now,
   };
-  await trx.insertInto('inventory_item').values(row).execute();
+  await insertItem(trx, row);
   return { item: itemView(row), mode: 'created' };
 }
 
-async function itemInStores(db: Executor<EngineDb>, stores: string[], id: string) {
-  return db
-    .selectFrom('inventory_item')
-    .selectAll()
-    .where('id', '=', checkId(id, 'itemId'))
-    .where('store_id', 'in', stores)
-    .executeTakeFirst();
+function itemInStores(db: Executor<EngineDb>, stores: string[], id: string) {
+  return findItemInStores(db, stores, checkId(id, 'itemId'));
 }
 
 export async function listInventoryItems(
@@ -317,16 +301,12 @@ export async function listInventoryItems(
   principal: Principal,
   query: { storeId?: string | undefined; limit: number; cursor?: string | undefined },
 ) {
-  let q = ctx.db
-    .selectFrom('inventory_item')
-    .selectAll()
-    .where('store_id', 'in', storesInScope(principal, query.storeId));
-  if (query.cursor) q = q.where('id', '>', checkId(query.cursor, 'cursor'));
   const { rows, next } = page(
-    await q
-      .orderBy('id')
-      .limit(query.limit + 1)
-      .execute(),
+    await listItemRows(ctx.db, {
+      stores: storesInScope(principal, query.storeId),
+      limit: query.limit,
+      after: query.cursor ? checkId(query.cursor, 'cursor') : undefined,
+    }),
     query.limit,
   );
   return { data: rows.map(itemView), nextCursor: next };
@@ -338,36 +318,33 @@ export async function getInventoryItem(ctx: EngineContext, principal: Principal,
   return itemView(row);
 }
 
+/** Changes an inventory item's fields (its store never changes). */
 export async function patchInventoryItem(
-  ctx: EngineContext,
+  trx: Executor<EngineDb>,
   principal: Principal,
   id: string,
   patch: Partial<InventoryItemInput>,
 ) {
-  const existing = await itemInStores(ctx.db, storesInScope(principal, undefined), id);
+  const existing = await itemInStores(trx, storesInScope(principal, undefined), id);
   if (!existing) throw EngineErrors.inventoryItemNotFound(id);
   if (patch.storeId !== undefined && patch.storeId.toLowerCase() !== existing.store_id)
     throw EngineErrors.invalidField('storeId cannot change');
   const supplierId =
-    patch.supplierId === undefined ? undefined : await checkSupplierRef(ctx.db, existing.store_id, patch.supplierId);
+    patch.supplierId === undefined ? undefined : await checkSupplierRef(trx, existing.store_id, patch.supplierId);
   const currency = patch.currency !== undefined ? parseCurrency(patch.currency) : existing.currency;
-  const row = (await ctx.db
-    .updateTable('inventory_item')
-    .set({
-      ...itemFields(patch, currency),
-      ...(supplierId !== undefined ? { supplier_id: supplierId } : {}),
-      updated_at: new Date().toISOString(),
-    })
-    .where('id', '=', existing.id)
-    .returningAll()
-    .executeTakeFirst())!;
+  const row = await updateItem(trx, existing.id, {
+    ...itemFields(patch, currency),
+    ...(supplierId !== undefined ? { supplier_id: supplierId } : {}),
+    updated_at: new Date().toISOString(),
+  });
   return itemView(row);
 }
 
-export async function deleteInventoryItem(ctx: EngineContext, principal: Principal, id: string): Promise<void> {
-  const existing = await itemInStores(ctx.db, storesInScope(principal, undefined), id);
+/** Deletes an inventory item. */
+export async function deleteInventoryItem(trx: Executor<EngineDb>, principal: Principal, id: string): Promise<void> {
+  const existing = await itemInStores(trx, storesInScope(principal, undefined), id);
   if (!existing) throw EngineErrors.inventoryItemNotFound(id);
-  await ctx.db.deleteFrom('inventory_item').where('id', '=', existing.id).execute();
+  await deleteItem(trx, existing.id);
 }
 
 // Procurement orders and quotes --------------------------------------------------------------------------
@@ -411,19 +388,14 @@ export async function createProcurementOrder(
     created_at: now,
     updated_at: now,
   };
-  await trx.insertInto('procurement_order').values(row).execute();
+  await insertOrder(trx, row);
   const view = orderView(row);
   emitOrder(sink, 'procurement.order.created', view, source);
   return view;
 }
 
-async function orderInStores(db: Executor<EngineDb>, stores: string[], id: string) {
-  return db
-    .selectFrom('procurement_order')
-    .selectAll()
-    .where('id', '=', checkId(id, 'orderId'))
-    .where('store_id', 'in', stores)
-    .executeTakeFirst();
+function orderInStores(db: Executor<EngineDb>, stores: string[], id: string) {
+  return findOrderInStores(db, stores, checkId(id, 'orderId'));
 }
 
 export async function listProcurementOrders(
@@ -431,17 +403,13 @@ export async function listProcurementOrders(
   principal: Principal,
   query: { storeId?: string | undefined; status?: string | undefined; limit: number; cursor?: string | undefined },
 ) {
-  let q = ctx.db
-    .selectFrom('procurement_order')
-    .selectAll()
-    .where('store_id', 'in', storesInScope(principal, query.storeId));
-  if (query.status) q = q.where('status', '=', query.status);
-  if (query.cursor) q = q.where('id', '<', checkId(query.cursor, 'cursor'));
   const { rows, next } = page(
-    await q
-      .orderBy('id', 'desc')
-      .limit(query.limit + 1)
-      .execute(),
+    await listOrderRows(ctx.db, {
+      stores: storesInScope(principal, query.storeId),
+      status: query.status,
+      limit: query.limit,
+      after: query.cursor ? checkId(query.cursor, 'cursor') : undefined,
+    }),
     query.limit,
   );
   return { data: rows.map(orderView), nextCursor: next };
@@ -467,13 +435,7 @@ export async function sendProcurementOrder(
     throw EngineErrors.procurementTransition(`Procurement order ${id} has no supplier to send it to`);
   if (existing.sent_at !== null) throw EngineErrors.procurementTransition(`Procurement order ${id} was already sent`);
   const now = new Date().toISOString();
-  const row = await trx
-    .updateTable('procurement_order')
-    .set({ sent_at: now, updated_at: now })
-    .where('id', '=', existing.id)
-    .where('sent_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
+  const row = await markOrderSent(trx, existing.id, now);
   if (!row) throw EngineErrors.procurementTransition(`Procurement order ${id} was already sent`);
   const view = orderView(row);
   emitOrder(sink, 'procurement.order.sent', view, source);
@@ -513,24 +475,14 @@ export async function addQuote(trx: Executor<EngineDb>, principal: Principal, or
     valid_until: input.validUntil ? new Date(input.validUntil).toISOString() : null,
     created_at: now,
   };
-  await trx.insertInto('procurement_quote').values(row).execute();
-  await trx
-    .updateTable('procurement_order')
-    .set({ status: 'quote_received', updated_at: now })
-    .where('id', '=', order.id)
-    .execute();
+  await insertQuote(trx, row);
+  await setOrderStatus(trx, order.id, 'quote_received', now);
   return quoteView(row);
 }
 
 export async function listQuotes(ctx: EngineContext, principal: Principal, orderId: string) {
   const order = await orderInStores(ctx.db, storesInScope(principal, undefined), orderId);
   if (!order) throw EngineErrors.procurementOrderNotFound(orderId);
-  const rows = await ctx.db
-    .selectFrom('procurement_quote')
-    .selectAll()
-    .where('order_id', '=', order.id)
-    .orderBy('created_at')
-    .limit(100)
-    .execute();
+  const rows = await listQuoteRows(ctx.db, order.id);
   return { data: rows.map(quoteView) };
 }

@@ -1,13 +1,22 @@
-import { checkOutboundUrlResolves, generateSigningSecret, toBoolean, toIsoString } from '@keel/core';
-import type { Selectable } from 'kysely';
+import { checkOutboundUrlResolves, type Executor, generateSigningSecret, toBoolean, toIsoString } from '@keel/core';
 import type { EngineContext } from '../context.ts';
-import type { WebhookDestinationTable } from '../db/schema.ts';
+import type { EngineDb } from '../db/schema.ts';
 import { EngineErrors } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import type { Principal } from '../merchants/principal.ts';
+import { inTransaction } from '../write.ts';
+import {
+  countDestinations,
+  type DestinationRow,
+  deleteDestinationRow,
+  findMerchantDestination,
+  insertDestination,
+  listAttemptsOf,
+  listDestinationMessages,
+  listMerchantDestinations,
+  updateDestinationRow,
+} from './destination-store.ts';
 import { OUTBOUND_EVENTS } from './events.ts';
-
-type DestinationRow = Selectable<WebhookDestinationTable>;
 
 export interface DestinationView {
   id: string;
@@ -50,14 +59,9 @@ async function checkUrl(ctx: EngineContext, url: string): Promise<string> {
   return (await checkOutboundUrlResolves(url, { allowPrivate: ctx.config.core.allowPrivateUrls })).toString();
 }
 
-async function findDestination(ctx: EngineContext, principal: Principal, id: string): Promise<DestinationRow> {
+async function findDestination(db: Executor<EngineDb>, principal: Principal, id: string): Promise<DestinationRow> {
   if (!isUuid(id)) throw EngineErrors.invalidId('destinationId');
-  const row = await ctx.db
-    .selectFrom('webhook_destination')
-    .selectAll()
-    .where('id', '=', id.toLowerCase())
-    .where('merchant_id', '=', principal.merchantId)
-    .executeTakeFirst();
+  const row = await findMerchantDestination(db, principal.merchantId, id.toLowerCase());
   if (!row) throw EngineErrors.destinationNotFound(id);
   return row;
 }
@@ -70,7 +74,10 @@ export interface DestinationInput {
   active?: boolean | undefined;
 }
 
-/** Saves a destination after the URL check; returns it with its Standard Webhooks signing secret (shown only here). */
+/**
+ * Saves a destination after the URL check (a DNS lookup, before the write path opens a transaction); returns it with
+ * its Standard Webhooks signing secret (shown only here). Destination writes invalidate the cache after the commit.
+ */
 export async function createDestination(
   ctx: EngineContext,
   principal: Principal,
@@ -78,12 +85,6 @@ export async function createDestination(
 ): Promise<DestinationView & { signingSecret: string }> {
   const url = await checkUrl(ctx, input.url);
   const events = checkEvents(input.events);
-  const count = await ctx.db
-    .selectFrom('webhook_destination')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('merchant_id', '=', principal.merchantId)
-    .executeTakeFirstOrThrow();
-  if (Number(count.n) >= 50) throw EngineErrors.invalidField('a merchant has at most 50 webhook destinations');
   const signingSecret = generateSigningSecret();
   const now = new Date().toISOString();
   const row: DestinationRow = {
@@ -98,24 +99,21 @@ export async function createDestination(
     created_at: now,
     updated_at: now,
   };
-  await ctx.db.insertInto('webhook_destination').values(row).execute();
+  await inTransaction(ctx, async (trx) => {
+    if ((await countDestinations(trx, principal.merchantId)) >= 50)
+      throw EngineErrors.invalidField('a merchant has at most 50 webhook destinations');
+    await insertDestination(trx, row);
+  });
   await ctx.destinations.invalidate();
   return { ...toDestinationView(row), signingSecret };
 }
 
 export async function listDestinations(ctx: EngineContext, principal: Principal): Promise<DestinationView[]> {
-  const rows = await ctx.db
-    .selectFrom('webhook_destination')
-    .selectAll()
-    .where('merchant_id', '=', principal.merchantId)
-    .orderBy('created_at')
-    .limit(50)
-    .execute();
-  return rows.map(toDestinationView);
+  return (await listMerchantDestinations(ctx.db, principal.merchantId)).map(toDestinationView);
 }
 
 export async function getDestination(ctx: EngineContext, principal: Principal, id: string): Promise<DestinationView> {
-  return toDestinationView(await findDestination(ctx, principal, id));
+  return toDestinationView(await findDestination(ctx.db, principal, id));
 }
 
 export async function updateDestination(
@@ -124,19 +122,16 @@ export async function updateDestination(
   id: string,
   patch: Partial<DestinationInput>,
 ): Promise<DestinationView> {
-  const existing = await findDestination(ctx, principal, id);
+  await findDestination(ctx.db, principal, id); // an unknown id is a 404 before any URL check
   const changes: Partial<DestinationRow> = { updated_at: new Date().toISOString() };
   if (patch.url !== undefined) changes.url = await checkUrl(ctx, patch.url);
   if (patch.events !== undefined) changes.events = JSON.stringify(checkEvents(patch.events));
   if (patch.secret !== undefined) changes.secret_sealed = patch.secret ? ctx.secrets.encrypt(patch.secret) : null;
   if (patch.description !== undefined) changes.description = patch.description;
   if (patch.active !== undefined) changes.active = patch.active;
-  const row = (await ctx.db
-    .updateTable('webhook_destination')
-    .set(changes)
-    .where('id', '=', existing.id)
-    .returningAll()
-    .executeTakeFirst())!;
+  const row = await inTransaction(ctx, async (trx) =>
+    updateDestinationRow(trx, (await findDestination(trx, principal, id)).id, changes),
+  );
   await ctx.destinations.invalidate();
   return toDestinationView(row);
 }
@@ -146,21 +141,20 @@ export async function rotateSigningSecret(
   principal: Principal,
   id: string,
 ): Promise<{ signingSecret: string }> {
-  const existing = await findDestination(ctx, principal, id);
   const signingSecret = generateSigningSecret();
-  await ctx.db
-    .updateTable('webhook_destination')
-    .set({ signing_secret_sealed: ctx.secrets.encrypt(signingSecret), updated_at: new Date().toISOString() })
-    .where('id', '=', existing.id)
-    .execute();
+  await inTransaction(ctx, async (trx) =>
+    updateDestinationRow(trx, (await findDestination(trx, principal, id)).id, {
+      signing_secret_sealed: ctx.secrets.encrypt(signingSecret),
+      updated_at: new Date().toISOString(),
+    }),
+  );
   await ctx.destinations.invalidate();
   return { signingSecret };
 }
 
 /** Deletes a destination; its undelivered messages are cancelled when their turn comes. */
 export async function deleteDestination(ctx: EngineContext, principal: Principal, id: string): Promise<void> {
-  const existing = await findDestination(ctx, principal, id);
-  await ctx.db.deleteFrom('webhook_destination').where('id', '=', existing.id).execute();
+  await inTransaction(ctx, async (trx) => deleteDestinationRow(trx, (await findDestination(trx, principal, id)).id));
   await ctx.destinations.invalidate();
 }
 
@@ -191,31 +185,20 @@ export async function listDeliveries(
   id: string,
   query: { status?: string | undefined; limit: number; cursor?: string | undefined },
 ): Promise<{ data: DeliveryView[]; nextCursor: string | null }> {
-  const destination = await findDestination(ctx, principal, id);
-  let q = ctx.db.selectFrom('outbox_message').selectAll().where('target', '=', destination.id);
-  if (query.status !== undefined) q = q.where('status', '=', query.status);
-  if (query.cursor !== undefined) {
-    if (!/^msg_[0-9a-f]{32}$/.test(query.cursor))
-      throw EngineErrors.invalidField('cursor is not a cursor this list returned');
-    q = q.where('id', '<', query.cursor);
-  }
-  const rows = await q
-    .orderBy('id', 'desc')
-    .limit(query.limit + 1)
-    .execute();
+  const destination = await findDestination(ctx.db, principal, id);
+  if (query.cursor !== undefined && !/^msg_[0-9a-f]{32}$/.test(query.cursor))
+    throw EngineErrors.invalidField('cursor is not a cursor this list returned');
+  const rows = await listDestinationMessages(ctx.db, {
+    destinationId: destination.id,
+    status: query.status,
+    before: query.cursor,
+    limit: query.limit,
+  });
   const page = rows.slice(0, query.limit);
-  const attempts = page.length
-    ? await ctx.db
-        .selectFrom('outbox_attempt')
-        .selectAll()
-        .where(
-          'message_id',
-          'in',
-          page.map((r) => r.id),
-        )
-        .orderBy('attempt')
-        .execute()
-    : [];
+  const attempts = await listAttemptsOf(
+    ctx.db,
+    page.map((r) => r.id),
+  );
   return {
     data: page.map((row) => ({
       id: row.id,

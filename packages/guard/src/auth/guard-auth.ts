@@ -14,7 +14,7 @@ declare module 'fastify' {
 const DOCUMENTATION = ['/openapi.json', '/docs'];
 
 export interface TokenDirectory {
-  /** The token name a presented credential matches, compared in constant time against every known name. */
+  /** The token name a presented credential matches, looked up by its SHA-256 digest (never by the token itself). */
   identify(presented: string): string | undefined;
 }
 

@@ -3,7 +3,7 @@ import * as createCatalogTables from './2026_11_21_0001_create_catalog_tables.ts
 import * as createRuntimeTables from './2026_11_22_0001_create_runtime_tables.ts';
 import * as configureSearchRank from './2026_11_23_0001_configure_search_rank.ts';
 
-/** The engine's migrations, in the order they run. The runtime (issue 6) appends its own after these. */
+/** The engine's migrations, in the order they run (the catalog's, then the runtime's). */
 export const engineMigrations: MigrationSet = {
   '2026_11_21_0001_create_catalog_tables': createCatalogTables,
   '2026_11_22_0001_create_runtime_tables': createRuntimeTables,

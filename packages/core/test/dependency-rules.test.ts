@@ -1,0 +1,127 @@
+// The architecture, checked: every import of every package's src/ against the layering rules of CONVENTIONS.md and
+// the package arrows (guard → core, models; engine → core, models, guard; nothing reaches a package's internals).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+const PACKAGES = path.resolve(import.meta.dirname, '../..');
+
+interface Import {
+  /** The importing file, relative to packages/. */
+  from: string;
+  specifier: string;
+  /** For a relative specifier: the resolved file, relative to packages/. */
+  resolved: string | undefined;
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function sourceFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => path.join(entry.parentPath, entry.name));
+}
+
+/** Every import of every `packages/<name>/src/**.ts`. */
+export function importsOfPackages(root = PACKAGES): Import[] {
+  const found: Import[] = [];
+  for (const pkg of fs.readdirSync(root)) {
+    for (const file of sourceFiles(path.join(root, pkg, 'src'))) {
+      const text = fs.readFileSync(file, 'utf8');
+      for (const match of text.matchAll(IMPORT)) {
+        const specifier = (match[1] ?? match[2])!;
+        const resolved = specifier.startsWith('.')
+          ? path.relative(root, path.resolve(path.dirname(file), specifier))
+          : undefined;
+        found.push({ from: path.relative(root, file), specifier, resolved });
+      }
+    }
+  }
+  return found;
+}
+
+const packageOf = (relative: string) => relative.split(path.sep)[0]!;
+const isRoutes = (file: string) => /-routes\.ts$/.test(file);
+const isStore = (file: string) => /-store\.ts$/.test(file);
+const isService = (file: string) => /-service\.ts$/.test(file);
+const SERVICES = new Set(['guard', 'geo', 'engine']);
+
+/** The public entry points a package declares (`exports` of its package.json). */
+function publicSubpaths(pkg: string): Set<string> {
+  const manifest = JSON.parse(fs.readFileSync(path.join(PACKAGES, pkg, 'package.json'), 'utf8')) as {
+    exports?: Record<string, string>;
+  };
+  return new Set(Object.keys(manifest.exports ?? { '.': '' }));
+}
+
+/** The rule an import breaks, or undefined. */
+export function brokenRule(entry: Import): string | undefined {
+  const fromPkg = packageOf(entry.from);
+  let toPkg: string | undefined;
+  let subpath = '.';
+  if (entry.resolved !== undefined) {
+    toPkg = packageOf(entry.resolved);
+    if (toPkg !== fromPkg) return 'reaches into another package by a relative path (import its public entry)';
+  } else if (entry.specifier.startsWith('@keel/')) {
+    const [, name, ...rest] = entry.specifier.split('/');
+    toPkg = name;
+    subpath = rest.length ? `./${rest.join('/')}` : '.';
+    if (!publicSubpaths(toPkg!).has(subpath)) return `imports ${entry.specifier}, which ${toPkg} does not export`;
+  }
+  if (isRoutes(entry.from) && (entry.specifier === 'kysely' || (entry.resolved && isStore(entry.resolved))))
+    return 'a route imports a store or Kysely (routes shape HTTP and call services)';
+  if (isStore(entry.from) && entry.resolved && isService(entry.resolved)) return 'a store imports a service';
+  if (fromPkg === 'core' && toPkg !== undefined && toPkg !== 'core') return 'core imports another package';
+  if (fromPkg === 'guard' && (toPkg === 'geo' || toPkg === 'engine')) return 'guard imports geo or engine';
+  if (fromPkg === 'geo' && toPkg === 'engine') return 'geo imports engine';
+  if (fromPkg === 'engine' && toPkg === 'geo') return 'engine imports geo';
+  if (fromPkg === 'models' && toPkg !== undefined && SERVICES.has(toPkg)) return 'models imports a service';
+  return undefined;
+}
+
+const SQL = /\.(?:selectFrom|insertInto|updateTable|deleteFrom|transaction)\(/;
+
+test('no route runs SQL: routes shape HTTP and call services', () => {
+  const offenders = fs
+    .readdirSync(PACKAGES)
+    .flatMap((pkg) => sourceFiles(path.join(PACKAGES, pkg, 'src')))
+    .filter((file) => isRoutes(file) && SQL.test(fs.readFileSync(file, 'utf8')))
+    .map((file) => path.relative(PACKAGES, file));
+  assert.deepEqual(offenders, []);
+});
+
+test('no import breaks a layering or package rule', () => {
+  const imports = importsOfPackages();
+  assert.ok(imports.length > 500, 'the scan sees the source files');
+  const broken = imports
+    .map((entry) => ({ entry, rule: brokenRule(entry) }))
+    .filter((x) => x.rule !== undefined)
+    .map(({ entry, rule }) => `${entry.from}: '${entry.specifier}' — ${rule}`);
+  assert.deepEqual(broken, []);
+});
+
+test('the check recognises each rule it enforces', () => {
+  const at = (from: string, specifier: string): Import => ({
+    from,
+    specifier,
+    resolved: specifier.startsWith('.') ? path.join(path.dirname(from), specifier) : undefined,
+  });
+  const cases: [Import, RegExp][] = [
+    [at('engine/src/catalog/cart-routes.ts', './cart-store.ts'), /route imports a store/],
+    [at('engine/src/catalog/cart-routes.ts', 'kysely'), /route imports a store or Kysely/],
+    [at('engine/src/catalog/cart-store.ts', './cart-service.ts'), /store imports a service/],
+    [at('core/src/db/x.ts', '@keel/engine'), /core imports another package/],
+    [at('guard/src/x.ts', '@keel/geo'), /guard imports geo/],
+    [at('geo/src/x.ts', '@keel/engine'), /geo imports engine/],
+    [at('engine/src/x.ts', '@keel/geo'), /engine imports geo/],
+    [at('engine/src/x.ts', '@keel/guard/src/detect/detector.ts'), /does not export/],
+    [at('engine/src/x.ts', '../../guard/src/index.ts'), /relative path/],
+  ];
+  for (const [entry, rule] of cases) assert.match(brokenRule(entry) ?? 'no rule broken', rule, entry.specifier);
+  assert.equal(brokenRule(at('engine/src/catalog/cart-service.ts', './cart-store.ts')), undefined);
+  assert.equal(brokenRule(at('engine/src/x.ts', '@keel/guard')), undefined);
+  assert.equal(brokenRule(at('geo/src/x.ts', '@keel/core/testing')), undefined);
+});
