@@ -14,7 +14,7 @@ declare module 'fastify' {
 const DOCUMENTATION = ['/openapi.json', '/docs'];
 
 export interface TokenDirectory {
-  /** The token name a presented credential matches, compared in constant time against every known name. */
+  /** The token name a presented credential matches (looked up by the SHA-256 of the credential, so timing does not reveal names). */
   identify(presented: string): string | undefined;
 }
 
