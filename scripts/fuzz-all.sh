@@ -25,7 +25,7 @@ GEO=$(npx $KEEL geo bootstrap --json)
 ENG=$(npx $KEEL engine bootstrap --json)
 AI_MODEL_URL=$UPURL setsid npx $KEEL start > $D/keel.log 2>&1 &
 K=$!
-sleep 12
+for _ in $(seq 1 120); do grep -q "keel: ready" $D/keel.log && break; sleep 1; done
 if ! grep -q "ready" $D/keel.log; then
   echo "keel start did not come up (ports $GUARD_PORT, $GEO_PORT, $ENGINE_PORT, $ENGINE_MCP_PORT, $ENGINE_WEBHOOK_PORT taken?):"; cat $D/keel.log; kill -- -$K -$UP 2>/dev/null; exit 1
 fi
