@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Fuzzes every listener with ../shared/tools/fuzz (install it once: npm install in that folder): starts a fake
-# chat-completions upstream for guard, bootstraps geo and engine keys and a runtime token, runs `keel start` on a
-# fresh data dir (or on DATABASE_URL/REDIS_URL when set) and prints one FUZZ line per listener.
-#   scripts/fuzz-all.sh            PER_OP=200 SEED=7 scripts/fuzz-all.sh
+# Fuzzes every listener with the OpenAPI fuzzer in ../shared/tools/fuzz (a checkout of the shared tools beside
+# this repository; install it once with `npm ci` in that folder): starts a fake chat-completions upstream for
+# guard, bootstraps geo and engine keys and a runtime token, runs `keel start` on a fresh data dir (or on
+# DATABASE_URL/REDIS_URL when set) and prints one FUZZ line per listener. The listeners use GUARD_PORT, GEO_PORT,
+# ENGINE_PORT, ENGINE_MCP_PORT and ENGINE_WEBHOOK_PORT when set (default 8081–8085).
+#   scripts/fuzz-all.sh            PER_OP=200 SEED=7 GUARD_PORT=9401 … scripts/fuzz-all.sh
 set -u
 cd "$(dirname "$0")/.."
+if [ ! -f ../shared/tools/fuzz/fuzz.mjs ]; then
+  echo "fuzz-all: ../shared/tools/fuzz/fuzz.mjs not found (the shared tools must be checked out beside this repository)" >&2
+  exit 1
+fi
+export GUARD_PORT=${GUARD_PORT:-8081} GEO_PORT=${GEO_PORT:-8082} ENGINE_PORT=${ENGINE_PORT:-8083}
+export ENGINE_MCP_PORT=${ENGINE_MCP_PORT:-8084} ENGINE_WEBHOOK_PORT=${ENGINE_WEBHOOK_PORT:-8085}
 D=$(mktemp -d /tmp/keel-fuzz-XXXX)
 export KEEL_DATA_DIR=$D RATE_LIMIT_MAX=100000000 LOG_LEVEL=warn KEEL_ALLOW_PRIVATE_URLS=true
 KEEL="node packages/cli/src/keel.ts"
@@ -17,22 +25,22 @@ GEO=$(npx $KEEL geo bootstrap --json)
 ENG=$(npx $KEEL engine bootstrap --json)
 AI_MODEL_URL=$UPURL setsid npx $KEEL start > $D/keel.log 2>&1 &
 K=$!
-sleep 12
+for _ in $(seq 1 120); do grep -q "keel: ready" $D/keel.log && break; sleep 1; done
 if ! grep -q "ready" $D/keel.log; then
-  echo "keel start did not come up (ports 8081-8085 taken?):"; cat $D/keel.log; kill -- -$K -$UP 2>/dev/null; exit 1
+  echo "keel start did not come up (ports $GUARD_PORT, $GEO_PORT, $ENGINE_PORT, $ENGINE_MCP_PORT, $ENGINE_WEBHOOK_PORT taken?):"; cat $D/keel.log; kill -- -$K -$UP 2>/dev/null; exit 1
 fi
 GEOKEY=$(echo "$GEO" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).keys.admin))")
 MKEY=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).keys.merchant))")
 AK=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);console.log(j.accessKey)})")
 SK=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);console.log(j.secretKey)})")
-TOKEN=$(curl -s localhost:8083/api/v1/auth/token -H 'content-type: application/json' -d "{\"access_key\":\"$AK\",\"secret_key\":\"$SK\"}" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).access_token))")
+TOKEN=$(curl -s localhost:$ENGINE_PORT/api/v1/auth/token -H 'content-type: application/json' -d "{\"access_key\":\"$AK\",\"secret_key\":\"$SK\"}" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).access_token))")
 F="node ../shared/tools/fuzz/fuzz.mjs --per-op ${PER_OP:-60} --seed ${SEED:-1}"
-echo "== guard"; $F --base http://127.0.0.1:8081 2>&1 | tail -${TAILN:-3}
-echo "== geo"; $F --base http://127.0.0.1:8082 --header "authorization: Bearer $GEOKEY" 2>&1 | tail -${TAILN:-3}
-echo "== engine REST (merchant key)"; $F --base http://127.0.0.1:8083 --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
-echo "== engine REST (runtime token)"; $F --base http://127.0.0.1:8083 --header "authorization: Bearer $TOKEN" 2>&1 | tail -${TAILN:-3}
-echo "== engine MCP"; $F --base http://127.0.0.1:8084 --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
-echo "== engine ingress"; $F --base http://127.0.0.1:8085 --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
+echo "== guard"; $F --base http://127.0.0.1:$GUARD_PORT 2>&1 | tail -${TAILN:-3}
+echo "== geo"; $F --base http://127.0.0.1:$GEO_PORT --header "authorization: Bearer $GEOKEY" 2>&1 | tail -${TAILN:-3}
+echo "== engine REST (merchant key)"; $F --base http://127.0.0.1:$ENGINE_PORT --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
+echo "== engine REST (runtime token)"; $F --base http://127.0.0.1:$ENGINE_PORT --header "authorization: Bearer $TOKEN" 2>&1 | tail -${TAILN:-3}
+echo "== engine MCP"; $F --base http://127.0.0.1:$ENGINE_MCP_PORT --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
+echo "== engine ingress"; $F --base http://127.0.0.1:$ENGINE_WEBHOOK_PORT --header "authorization: Bearer $MKEY" 2>&1 | tail -${TAILN:-3}
 # setsid made each a process group: signal the group (npx, its shell and node), not only npx.
 kill -INT -- -$K; sleep 3; kill -- -$UP
 grep -i '"level":50\|"level":60\|error' $D/keel.log | head -5

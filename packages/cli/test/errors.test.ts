@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { AppError, ConfigError } from '@keel/core';
+import { nextSteps } from '../src/commands/start.ts';
 import { describeFailure } from '../src/errors.ts';
 import { EXIT } from '../src/exit-codes.ts';
 
@@ -211,5 +212,26 @@ describe('configuration before side effects', () => {
       seen,
       new RegExp(`^keel: guard store: SQLite ${path.join(dataDir, 'guard.sqlite').replace(/[/.]/g, '\\$&')}$`, 'm'),
     );
+  });
+});
+
+describe('keel start output', () => {
+  test('after the listeners: every docs page, a first request and the bootstrap commands', () => {
+    const text = nextSteps([
+      { name: 'guard', addresses: [{ label: 'guard', url: 'http://127.0.0.1:8081' }], close: async () => {} },
+      {
+        name: 'engine',
+        addresses: [
+          { label: 'engine', url: 'http://127.0.0.1:8083' },
+          { label: 'engine-mcp', url: 'http://127.0.0.1:8084' },
+        ],
+        close: async () => {},
+      },
+      { name: 'geo', addresses: [{ label: 'geo', url: 'http://127.0.0.1:8082' }], close: async () => {} },
+    ]);
+    for (const docs of ['8081/docs', '8083/docs', '8084/docs', '8082/docs']) assert.ok(text.includes(docs), docs);
+    assert.match(text, /curl -s http:\/\/127\.0\.0\.1:8081\/detect /);
+    assert.match(text, /npx keel geo bootstrap/);
+    assert.match(text, /npx keel engine bootstrap/);
   });
 });

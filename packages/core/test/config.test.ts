@@ -51,7 +51,10 @@ describe('configuration', () => {
     assert.throws(
       () => read({ DATABASE_URL: 'mysql://user:hunter2@db/x' }),
       (error: Error) => {
-        assert.match(error.message, /DATABASE_URL must be a postgres:\/\/USER@HOST\/DATABASE URL \(PostgreSQL\) or sqlite:PATH/);
+        assert.match(
+          error.message,
+          /DATABASE_URL must be a postgres:\/\/USER@HOST\/DATABASE URL \(PostgreSQL\) or sqlite:PATH/,
+        );
         assert.doesNotMatch(error.message, /hunter2/);
         return true;
       },

@@ -112,7 +112,13 @@ describe('keel engine commands', () => {
       ['import', 'products', jsonl, '--merchant', boot.subMerchantId, '--store', boot.storeIds[0], '--json'],
       env,
     );
-    assert.equal(JSON.parse(denied.stdout).rejected, 2, 'a merchant imports only into its own stores');
+    assert.equal(denied.code, 2, 'a merchant imports only into its own stores: refused once, up front');
+    assert.match(denied.stderr, /--store \S+ is not a store of merchant /);
+    assert.equal(denied.stdout, '', 'no row was written');
+    const storeless = await run(['import', 'products', jsonl, '--merchant', boot.merchantId], env);
+    assert.equal(storeless.code, 2);
+    assert.match(storeless.stderr, /the rows name no store: pass --store STORE_ID, or give every row a storeId column/);
+    assert.doesNotMatch(storeless.stderr, /line \d+:/, 'not one rejection per row');
   });
 
   test('nothing lost: the process is killed with deliveries pending; after a restart every event arrives', async (t) => {

@@ -43,6 +43,37 @@ for (const target of testDatabaseTargets()) {
       assert.equal((await send(app, undefined, { siteToken: a.siteToken, events })).status, 202);
     });
 
+    test('JSON sent as text/plain (sendBeacon) is accepted on the event endpoint only; bad JSON is a 400', async (t) => {
+      const { app, a, db } = await buildGeo(t, target);
+      const batch = JSON.stringify({
+        siteToken: a.siteToken,
+        events: [{ type: 'pageview', url: 'https://shop.example/b' }],
+      });
+      const beacon = await app.inject({
+        method: 'POST',
+        url: '/api/v2/geo/events',
+        headers: { 'content-type': 'text/plain;charset=UTF-8' },
+        payload: batch,
+      });
+      assert.equal(beacon.statusCode, 202, beacon.body);
+      assert.deepEqual(beacon.json(), { accepted: 1, rejected: [] });
+      assert.equal((await db.selectFrom('tracking_event').selectAll().execute()).length, 1);
+      const broken = await app.inject({
+        method: 'POST',
+        url: '/api/v2/geo/events',
+        headers: { 'content-type': 'text/plain' },
+        payload: '{"events": [',
+      });
+      assert.equal(broken.statusCode, 400);
+      const elsewhere = await app.inject({
+        method: 'POST',
+        url: '/api/v1/geo/privacy',
+        headers: { 'content-type': 'text/plain', authorization: `Bearer ${a.keys.admin}` },
+        payload: JSON.stringify({ workspaceId: a.workspaceId, type: 'access', subject: 's' }),
+      });
+      assert.equal(elsewhere.statusCode, 415, 'other routes still need application/json');
+    });
+
     test("202 with per-event rejections; accepted events are stored in the site token's workspace", async (t) => {
       const { app, a, db } = await buildGeo(t, target);
       const response = await send(app, a.siteToken, {

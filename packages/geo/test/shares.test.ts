@@ -41,6 +41,7 @@ async function seedDashboard(geo: GeoUnderTest): Promise<string> {
     {
       dataset: 'dashboards',
       definitionVersion: 'dash/1',
+      key: 'ai-overview',
       data: {
         title: 'AI visibility overview',
         description: 'Weekly',
@@ -122,6 +123,41 @@ for (const target of testDatabaseTargets()) {
         body: { workspaceId: geo.a.workspaceId },
       });
       assert.equal(foreign.status, 403);
+    });
+
+    test('a dashboard is shared by its key as well as its id; an unknown key is a 404', async (t) => {
+      const geo = await buildGeo(t, target);
+      const dashboardId = await seedDashboard(geo);
+      const byKey = await share(geo, 'ai-overview');
+      assert.equal(byKey.status, 201, JSON.stringify(byKey.body));
+      assert.equal(byKey.body.dashboardId, dashboardId);
+      const read = await call(geo.app, 'GET', '/api/v1/geo/shared-dashboard', {
+        headers: { 'x-share-token': byKey.body.token },
+      });
+      assert.equal(read.status, 200);
+      const unknown = await share(geo, 'no-such-dashboard');
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.error.code, 'GEO_DASHBOARD_NOT_FOUND');
+    });
+
+    test("the OpenAPI bound of expiresInHours is the server's own (GEO_SHARE_MAX_DAYS × 24)", async (t) => {
+      const geo = await buildGeo(t, target, { GEO_SHARE_MAX_DAYS: '3' });
+      const dashboardId = await seedDashboard(geo);
+      const openapi = (await geo.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+      const body =
+        openapi.paths['/api/v1/geo/dashboards/{dashboardId}/shares'].post.requestBody.content['application/json']
+          .schema;
+      assert.equal(body.properties.expiresInHours.maximum, 72);
+      assert.equal(body.properties.expiresInHours.default, 72, 'the default fits inside the bound');
+      assert.equal((await share(geo, dashboardId, 72)).status, 201);
+      const over = await share(geo, dashboardId, 73);
+      assert.equal(over.status, 400);
+      assert.match(over.body.error.message, /expiresInHours must be at most 72 \(got 73\)/);
+      const byDefault = await call(geo.app, 'POST', `/api/v1/geo/dashboards/${dashboardId}/shares`, {
+        key: geo.a.keys.write,
+        body: { workspaceId: geo.a.workspaceId },
+      });
+      assert.equal(byDefault.status, 201);
     });
 
     test('revoked, expired and unknown tokens get the same answer', async (t) => {

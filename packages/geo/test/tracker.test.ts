@@ -89,3 +89,57 @@ test('the tracker sends nothing before the consent call, then delivers queued ev
   assert.equal(rows[0]!.ai_engine, 'chatgpt', 'utm_source=chatgpt.com is an AI referral');
   assert.deepEqual(JSON.parse(rows[1]!.properties ?? 'null'), { sku: 'SKU-1' });
 });
+
+test('navigator.sendBeacon(url, jsonString) (text/plain, no preflight) is accepted from another origin (headless Chromium)', {
+  skip: fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (run .ci/install-chromium)`,
+}, async (t: TestContext) => {
+  const geo = await buildGeo(t, testDatabaseTargets()[0]!);
+  await geo.app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(geo.app.server.address() as AddressInfo).port}`;
+  // Any page on another origin; the tracker is not needed for a hand-written beacon.
+  const site = await customerSite(t, `${base}/api/v2/geo/tracker.js`, geo.a.siteToken);
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+  });
+  t.after(async () => {
+    await context.close();
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+  });
+  const page = await context.newPage();
+  const seen: { contentType: string; status: number }[] = [];
+  page.on('response', async (response) => {
+    if (response.url() !== `${base}/api/v2/geo/events`) return;
+    seen.push({ contentType: (await response.request().headerValue('content-type')) ?? '', status: response.status() });
+  });
+  await page.goto(site);
+  const queued = await page.evaluate(
+    ({ endpoint, siteToken }) =>
+      navigator.sendBeacon(
+        endpoint,
+        JSON.stringify({
+          siteToken,
+          consent: { analytics: true },
+          events: [{ type: 'event', name: 'checkout', url: location.href, occurredAt: new Date().toISOString() }],
+        }),
+      ),
+    { endpoint: `${base}/api/v2/geo/events`, siteToken: geo.a.siteToken },
+  );
+  assert.equal(queued, true, 'the browser queued the beacon');
+  const deadline = Date.now() + 15_000;
+  let rows = await geo.db.selectFrom('tracking_event').selectAll().execute();
+  while (rows.length === 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    rows = await geo.db.selectFrom('tracking_event').selectAll().execute();
+  }
+  assert.deepEqual(
+    rows.map((row) => [row.kind, row.name, row.path]),
+    [['event', 'checkout', '/products/42']],
+  );
+  if (seen.length > 0) {
+    assert.match(seen[0]!.contentType, /^text\/plain/);
+    assert.equal(seen[0]!.status, 202);
+  }
+});

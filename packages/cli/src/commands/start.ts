@@ -29,6 +29,7 @@ export async function startCommand(args: string[], env: Env, out: NodeJS.Writabl
     out.write(`keel: ${service.name} store: ${describeServiceDatabase(core, service.name)}\n`);
   }
   out.write(`keel: ready (${running.map((r) => r.name).join(', ')}); Ctrl-C to stop\n`);
+  out.write(nextSteps(running));
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -47,4 +48,29 @@ export async function startCommand(args: string[], env: Env, out: NodeJS.Writabl
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** What to do next, printed once everything listens: the API reference pages, credentials, a first request. */
+export function nextSteps(running: readonly RunningService[]): string {
+  const base = (label: string) =>
+    running
+      .flatMap((r) => r.addresses)
+      .find((a) => a.label === label)
+      ?.url.split(' ')[0];
+  const lines = ['', 'API reference pages (OpenAPI at /openapi.json on each listener):'];
+  for (const address of running.flatMap((r) => r.addresses))
+    lines.push(`  ${address.label.padEnd(16)} ${address.url.split(' ')[0]}/docs`);
+  const names = new Set(running.map((r) => r.name));
+  lines.push('', 'Next:');
+  const guard = base('guard');
+  if (guard)
+    lines.push(
+      `  curl -s ${guard}/detect -H 'content-type: application/json' -d '{"text": "Mail jane.doe@example.org"}'`,
+    );
+  if (names.has('geo'))
+    lines.push('  npx keel geo bootstrap       geo credentials: a tenant, workspaces, API keys, a site token');
+  if (names.has('engine'))
+    lines.push('  npx keel engine bootstrap    engine credentials: merchant keys and a runtime key pair');
+  lines.push('  npx keel help                every command; the SDK: packages/sdk/README.md', '');
+  return lines.join('\n');
 }

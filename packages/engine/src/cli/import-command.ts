@@ -143,12 +143,24 @@ export const importCommand: CliCommand = {
           store_ids: '[]',
         } as never),
       };
+      // Fail once, before any row is written, when rows could not name a store of this merchant.
+      if (values.store && !principal.stores.has(values.store.toLowerCase()))
+        throw Object.assign(new Error(`--store ${values.store} is not a store of merchant ${merchant.id}`), {
+          name: 'UsageError',
+        });
       // The write path of the engine; the running engine's delivery worker finds the queued messages by polling.
       const writes: WriteContext = { db: database.db, writes: createGroupCommit(database.db), notifyOutbox: () => {} };
       const bar = progressBar(io, total);
       const timer = setInterval(bar.tick, 200);
+      let first = true;
       try {
         for await (const row of rows(file, bar.advance)) {
+          if (first && !values.store && !row.error && !(row.value as { storeId?: unknown } | undefined)?.storeId)
+            throw Object.assign(
+              new Error('the rows name no store: pass --store STORE_ID, or give every row a storeId column'),
+              { name: 'UsageError' },
+            );
+          first = false;
           try {
             if (row.error) throw new AppError('VALIDATION_FAILED', row.error, 400);
             const body = { ...(values.store ? { storeId: values.store } : {}), ...(row.value as object) };

@@ -38,6 +38,19 @@ export async function findRecord(db: Executor<GeoDb>, workspaceId: string, datas
     .executeTakeFirst();
 }
 
+/** The newest record of a dataset with this `key` in a workspace (keys are not unique: the latest wins). */
+export async function findRecordByKey(db: Executor<GeoDb>, workspaceId: string, dataset: string, key: string) {
+  return db
+    .selectFrom('dataset_record')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('dataset', '=', dataset)
+    .where('record_key', '=', key)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /** The same page as `pageRecords`, but only each row's stored API JSON (the hot analytics read). */
 export async function pageRecordJson(
   db: Executor<GeoDb>,

@@ -73,7 +73,7 @@ export function registerEventRoutes(app: App, ctx: GeoContext): void {
         tags,
         security: [{ siteToken: [] }],
         summary: 'Ingest a batch of tracking events',
-        description: `No API key: a site token, as header \`x-site-token\` or body field \`siteToken\` (401 \`GEO_INVALID_SITE_TOKEN\` when missing, unknown or revoked). 1–${maxBatch} events per batch (\`GEO_EVENTS_MAX_BATCH\`); at most ${EVENT_LIMITS.maxProperties} properties per event, keys ≤ ${EVENT_LIMITS.maxPropertyKey} characters, string values ≤ ${EVENT_LIMITS.maxPropertyValue}. Each event is validated alone: the answer is 202 with \`accepted\` and the \`rejected\` ones (index, code, message). A 202 means every accepted event is durably stored. Consent-aware and pseudonymous: without \`consent.analytics: true\` (batch-wide, or per event) nothing identifying is kept; IP addresses and user agents are never stored; the visitor id is a keyed hash whose salt rotates daily and is then destroyed. AI referrals (ChatGPT, Perplexity, Gemini, Copilot, Claude, …) are classified from the referrer or \`utm_source\`; AI crawler hits (GPTBot, ClaudeBot, PerplexityBot, …) are kept as kind \`ai_crawler\`. CORS: any origin.`,
+        description: `No API key: a site token, as header \`x-site-token\` or body field \`siteToken\` (401 \`GEO_INVALID_SITE_TOKEN\` when missing, unknown or revoked). 1–${maxBatch} events per batch (\`GEO_EVENTS_MAX_BATCH\`); at most ${EVENT_LIMITS.maxProperties} properties per event, keys ≤ ${EVENT_LIMITS.maxPropertyKey} characters, string values ≤ ${EVENT_LIMITS.maxPropertyValue}. Each event is validated alone: the answer is 202 with \`accepted\` and the \`rejected\` ones (index, code, message). A 202 means every accepted event is durably stored. The body is JSON as \`application/json\`, or as \`text/plain\` (what \`navigator.sendBeacon(url, JSON.stringify(batch))\` sends, with no CORS preflight). Consent-aware and pseudonymous: without \`consent.analytics: true\` (batch-wide, or per event) nothing identifying is kept; IP addresses and user agents are never stored; the visitor id is a keyed hash whose salt rotates daily and is then destroyed. AI referrals (ChatGPT, Perplexity, Gemini, Copilot, Claude, …) are classified from the referrer or \`utm_source\`; AI crawler hits (GPTBot, ClaudeBot, PerplexityBot, …) are kept as kind \`ai_crawler\`. CORS: any origin.`,
         headers: Type.Object({ 'x-site-token': Type.Optional(Type.String({ maxLength: 200 })) }),
         body: Type.Object({
           siteToken: Type.Optional(
@@ -98,7 +98,8 @@ export function registerEventRoutes(app: App, ctx: GeoContext): void {
           ...commonErrors,
         },
       },
-      config: { rateLimit: false },
+      // sendBeacon(url, jsonString) sends text/plain: the same JSON is accepted under that type.
+      config: { rateLimit: false, textPlainJson: true },
     },
     async (request, reply) => {
       reply.headers(CORS_HEADERS);

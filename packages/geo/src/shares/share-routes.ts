@@ -20,7 +20,10 @@ const ShareSchema = Type.Object({
   createdAt: Timestamp,
 });
 const DashboardParams = Type.Object({
-  dashboardId: Type.String({ maxLength: 64, description: 'A record of the `dashboards` dataset' }),
+  dashboardId: Type.String({
+    maxLength: 64,
+    description: 'A record of the `dashboards` dataset: its id, or its `key` (the newest record with that key)',
+  }),
 });
 const Point = Type.Object({ at: Timestamp, value: Type.Number() });
 export const SharedDashboard = Type.Object({
@@ -48,6 +51,9 @@ export const SharedDashboard = Type.Object({
 });
 
 export function registerShareRoutes(app: App, ctx: GeoContext): void {
+  // The OpenAPI bound is the one the service enforces (GEO_SHARE_MAX_DAYS), and the default fits inside it.
+  const maxHours = ctx.config.shares.maxDays * 24;
+  const defaultHours = Math.min(168, maxHours);
   app.post(
     '/api/v1/geo/dashboards/:dashboardId/shares',
     {
@@ -55,12 +61,19 @@ export function registerShareRoutes(app: App, ctx: GeoContext): void {
         tags,
         security: keySecurity,
         summary: 'Share a dashboard read-only',
-        description: `Needs \`geo:write\`. Creates a share of exactly one dashboard (a record of the \`dashboards\` dataset) with an expiry (\`expiresInHours\`, 1 to \`GEO_SHARE_MAX_DAYS\`×24, default 168). The token (~190 bits) is in the response once and stored only as a SHA-256 hash. \`url\` is the web page (the token travels in the URL fragment, so it never reaches server logs or Referer headers); \`GET /api/v1/geo/shared-dashboard\` with header \`x-share-token\` returns the same data as JSON.`,
+        description: `Needs \`geo:write\`. Creates a share of exactly one dashboard (a record of the \`dashboards\` dataset, named by its record id or its \`key\`) with an expiry (\`expiresInHours\`, 1 to \`GEO_SHARE_MAX_DAYS\`×24, default 168). The token (~190 bits) is in the response once and stored only as a SHA-256 hash. \`url\` is the web page (the token travels in the URL fragment, so it never reaches server logs or Referer headers); \`GET /api/v1/geo/shared-dashboard\` with header \`x-share-token\` returns the same data as JSON.`,
         params: DashboardParams,
         body: Type.Object(
           {
             workspaceId: Uuid('The workspace'),
-            expiresInHours: Type.Optional(Type.Integer({ minimum: 1, maximum: 24 * 3650, default: 168 })),
+            expiresInHours: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: maxHours,
+                default: defaultHours,
+                description: `Hours until the share expires: 1 to ${maxHours} (GEO_SHARE_MAX_DAYS × 24)`,
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -81,7 +94,7 @@ export function registerShareRoutes(app: App, ctx: GeoContext): void {
       const share = await createShare(ctx, principal, {
         workspaceId,
         dashboardId: request.params.dashboardId,
-        expiresInHours: request.body.expiresInHours ?? 168,
+        expiresInHours: request.body.expiresInHours ?? defaultHours,
       });
       return reply.status(201).send(share);
     },

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
 import { mapRecord } from '../datasets/dataset-service.ts';
-import { findRecord } from '../datasets/dataset-store.ts';
+import { findRecord, findRecordByKey } from '../datasets/dataset-store.ts';
 import type { DashboardShareTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { isUuid, normalizeUuid, uuidv7 } from '../ids.ts';
@@ -25,10 +25,12 @@ function mapShare(row: Selectable<DashboardShareTable>, now: Date) {
   };
 }
 
+/** A dashboard of the workspace by its record id, or else by its record `key` (the newest with that key). */
 async function requireDashboard(ctx: GeoContext, workspaceId: string, dashboardId: string) {
-  const row = isUuid(dashboardId)
-    ? await findRecord(ctx.db, workspaceId, 'dashboards', normalizeUuid(dashboardId))
-    : undefined;
+  const row =
+    (isUuid(dashboardId)
+      ? await findRecord(ctx.db, workspaceId, 'dashboards', normalizeUuid(dashboardId))
+      : undefined) ?? (await findRecordByKey(ctx.db, workspaceId, 'dashboards', dashboardId));
   if (!row) throw GeoErrors.dashboardNotFound(dashboardId.slice(0, 40));
   return row;
 }

@@ -5,7 +5,7 @@ import type { GuardConfig } from '../config.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The permission a caller needs when AUTH_ENABLED is true; routes without one are public. */
+    /** The permission a caller needs when AUTH_ENABLED is true; routes without one still need a known token (only AUTH_PUBLIC_PATHS are public). */
     permission?: string;
   }
 }
