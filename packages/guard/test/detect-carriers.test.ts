@@ -218,4 +218,9 @@ describe('US SSN written loosely', () => {
     assertFound('ssn 512-483307 on file', 'US_SSN', '512-483307');
     assert.deepEqual(reported('ref 000.48.3307 and 512-003307x'), []);
   });
+
+  test('numbers side by side (blanks between, dashes inside) are read one by one', () => {
+    assertFound('ssn 512-483307 512-48-3307', 'US_SSN', '512-483307');
+    assertFound('ssn 512-483307 512-48-3307', 'US_SSN', '512-48-3307');
+  });
 });

@@ -489,9 +489,9 @@ function oneLetterPhoneLabel(t: string, start: number): boolean {
  * Scans a run of digit groups starting at `start` (a digit, `+` or `(`) and emits at most one candidate for it.
  * Returns the end of the run (the scanner resumes there), or -1 when the run is not a number of interest.
  */
-export function scanNumberRun(st: ScanState, start: number): number {
+export function scanNumberRun(st: ScanState, start: number, limit = st.n): number {
   const t = st.text;
-  const n = st.n;
+  const n = limit;
   let j = start;
   let hasPlus = false;
   let openParen = false;
@@ -599,6 +599,17 @@ export function scanNumberRun(st: ScanState, start: number): number {
   if (!hasPlus && !openParen && digits === 9) return scanSsn(st, start, end, groups, sepUnion, sepUniform);
   const found = st.out.length;
   if (digits >= 7 && digits <= 15) scanPhone(st, start, end, groups, digits, hasPlus);
+  // "078-051121 07805-1121": numbers written side by side with blanks between and dashes inside are read one by
+  // one (the first here; the walk resumes at the blank for the rest).
+  if (st.out.length === found && !hasPlus && !openParen && digits >= 16 && sepUnion === (SPACE | DASH)) {
+    let g = 1;
+    while (g < Math.min(groups, MAX_GROUPS) && sepBefore[g] !== SPACE) g++;
+    if (g > 1 && g < Math.min(groups, MAX_GROUPS)) {
+      const first = groupEnd[g - 1];
+      scanNumberRun(st, start, first);
+      return first;
+    }
+  }
   if (st.out.length === found && (hasPlus || openParen) && groups >= 3) {
     // "+1 (615) 826-9431 323 316 129#": a PIN written straight after the number is not part of it.
     const g = dialledPrefix(st, groups, hasPlus);

@@ -3,7 +3,7 @@
 import { hashWord, isAlnum, isWordCode } from './chars.ts';
 import { evidence, type ScanState } from './scan-state.ts';
 import { knownSecretPrefixAt } from './secret-detectors.ts';
-import { charClassCount, isHex, isPlaceholderValue, isUuid, shannonEntropy } from './text-features.ts';
+import { charClassCount, hasAlphabetRun, isHex, isPlaceholderValue, isUuid, shannonEntropy } from './text-features.ts';
 
 // How a key names what its value holds (keyKind's answers; 0 for keys that hold no secret).
 /** The key names a password: any value but code, URLs and dates is reported. */
@@ -328,7 +328,7 @@ export function emitValue(
   if (knownSecretPrefixAt(st.text, start)) return false;
   // "email/password: jane@example.org / …": an e-mail address is the user, left to the e-mail detector.
   if (v.includes('@') && /^[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/.test(v)) return false;
-  if (isPlaceholderValue(v)) {
+  if (isPlaceholderValue(v) || hasAlphabetRun(v)) {
     st.emit('GENERIC_PASSWORD', start, end, evidence({ placeholder: true, context: 1 }));
     return true;
   }

@@ -227,13 +227,19 @@ export function isPlaceholderValue(value: string): boolean {
     prevLower = lower;
   }
   if (len >= 4 && masked >= len * 0.6) return true;
-  // An alphabet run is typed, not generated: abcdefghijk (eight ascending letters in a row).
-  if (len >= 8 && hasAscendingRun(value, s, e, 8)) return true;
   if (marked && covered >= len * 0.4) return true;
   return len >= 6 && maxRun >= Math.max(6, len * 0.5);
 }
 
-/** True when [s, e) holds `min` letters in a row, each one more than the last (abcdefgh, KLMNOPQR). */
+/**
+ * True when `v` holds eight letters in a row, each one more than the last (abcdefgh, KLMNOPQR): an alphabet run is
+ * typed, not generated. Used for values found by their key, not for vendor formats (a test key with an alphabet
+ * body is still refused where a vendor's format is seen).
+ */
+export function hasAlphabetRun(v: string): boolean {
+  return hasAscendingRun(v, 0, v.length, 8);
+}
+
 function hasAscendingRun(v: string, s: number, e: number, min: number): boolean {
   let run = 1;
   for (let i = s + 1; i < e; i++) {
