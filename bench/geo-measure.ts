@@ -214,7 +214,7 @@ fs.rmSync(dir, { recursive: true, force: true });
 const lines = [
   '## geo — measurement-run processing',
   '',
-  `\`npx node --expose-gc bench/geo-measure.ts --prompts ${PROMPTS} --engines ${ENGINES} --samples ${SAMPLES}\` — ${machineLine()}, load average ${loadAtStart} at start (a shared machine: other helpers were running)`,
+  `\`npx node --expose-gc bench/geo-measure.ts --prompts ${PROMPTS} --engines ${ENGINES} --samples ${SAMPLES}${values.postgres ? ' --postgres postgres://…' : ''}\` — ${machineLine()}, load average ${loadAtStart} at start (a shared machine: other helpers were running)`,
   '',
   `${PROMPTS} tracked prompts × ${ENGINES} engines × ${SAMPLES} samples = ${PROMPTS * ENGINES * SAMPLES} answers from a zero-latency engine double (each reply a chat-completions JSON body with 3–4 citations in the citations-array, annotation and in-text forms, parsed like a real one), through a whole run: citation extraction, entity matching against an 11-target graph, one commit per answer (SQLite group commit), then the metrics with their intervals (1,000-replicate Poisson bootstrap per scope), report and recommendations. Target: ≥ ${TARGET} answers/s on SQLite.`,
   '',
