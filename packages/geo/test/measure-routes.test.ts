@@ -49,6 +49,17 @@ for (const target of testDatabaseTargets()) {
       });
       assert.equal(duplicate.status, 409);
       assert.equal(duplicate.body.error.code, 'GEO_ENGINE_EXISTS');
+      const removed = await call(app, 'DELETE', `/api/v1/geo/engines/${created.body.id}?workspaceId=${a.workspaceId}`, {
+        key: a.keys.write,
+      });
+      assert.equal(removed.status, 204);
+      const after = await call(app, 'GET', `/api/v1/geo/engines?workspaceId=${a.workspaceId}`, { key: a.keys.read });
+      assert.deepEqual(after.body.items, []);
+      const reused = await call(app, 'POST', '/api/v1/geo/engines', {
+        key: a.keys.write,
+        body: engineBody(a.workspaceId, 'https://api.openai.example.com/v1'),
+      });
+      assert.equal(reused.status, 201, 'a removed engine frees its name');
       const badPrice = await call(app, 'POST', '/api/v1/geo/engines', {
         key: a.keys.write,
         body: { ...engineBody(a.workspaceId, 'https://x.example.com', 'e2'), inputPricePerMillionTokens: '1e9' },
