@@ -33,6 +33,7 @@ export {
 } from './db/open-database.ts';
 export { type Executor, withTransaction } from './db/transaction.ts';
 export { AppError, CoreErrors, createError, type ErrorDetail, type ErrorFactory, registeredErrors } from './errors.ts';
+export { compactOpenApi } from './http/compact-openapi.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
 export { type ErrorBody, errorBody } from './http/error-handler.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
