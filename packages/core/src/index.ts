@@ -48,6 +48,8 @@ export {
   type ReadinessOutcome,
   type ReadinessReport,
 } from './health/readiness.ts';
+
+export { compactOpenApi } from './http/compact-openapi.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
 export { decodeCursor, encodeCursor } from './http/cursor.ts';
 export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';

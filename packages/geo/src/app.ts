@@ -1,6 +1,7 @@
 import {
   type App,
   type Cache,
+  compactOpenApi,
   createApp,
   createSecretBox,
   createServiceReadiness,
@@ -105,6 +106,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
     redis: options.redis,
     logStream: options.logStream,
     rateLimitKey,
+    transformOpenApi: compactOpenApi,
     securitySchemes: {
       bearerAuth: { type: 'http', scheme: 'bearer', description: 'A geo API key' },
       apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A geo API key' },

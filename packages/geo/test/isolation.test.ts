@@ -89,7 +89,9 @@ for (const target of testDatabaseTargets()) {
       ] as const) {
         assert.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path} is described`);
       }
-      const analytics = doc.paths['/api/v1/geo/analytics'].get.parameters;
+      // Parameters shared by several operations are written once under components (compactOpenApi).
+      const resolve = (p: any) => (p.$ref ? doc.components.parameters[p.$ref.split('/').at(-1)] : p);
+      const analytics = doc.paths['/api/v1/geo/analytics'].get.parameters.map(resolve);
       const limit = analytics.find((p: any) => p.name === 'limit');
       assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 500, 100]);
     });

@@ -15,6 +15,30 @@ const engineBody = (workspaceId: string, baseUrl: string, name = 'e1') => ({
   requestsPerMinute: 100_000,
 });
 
+test('the OpenAPI document describes every measurement route and stays compact (shared responses by $ref)', async (t) => {
+  const [target] = testDatabaseTargets();
+  const { app } = await buildGeo(t, target!);
+  const response = await app.inject({ url: '/openapi.json' });
+  // The fuzzer reads at most 256 KiB of a document; repeated error bodies are written once under components.
+  assert.ok(response.body.length < 256 * 1024, `${response.body.length} bytes`);
+  const doc = response.json();
+  for (const path of [
+    '/api/v1/geo/prompts',
+    '/api/v1/geo/engines',
+    '/api/v1/geo/runs',
+    '/api/v1/geo/runs/{runId}/answers',
+    '/api/v1/geo/answers/{answerId}',
+    '/api/v1/geo/schedules',
+    '/api/v1/geo/attribution',
+    '/api/v1/geo/experiments',
+    '/api/v1/geo/simulations',
+  ])
+    assert.ok(doc.paths[path], path);
+  const forbidden = doc.paths['/api/v1/geo/runs'].post.responses['403'];
+  assert.match(forbidden.$ref, /^#\/components\/responses\//);
+  assert.ok(doc.components.responses[forbidden.$ref.split('/').at(-1)]);
+});
+
 for (const target of testDatabaseTargets()) {
   describe(`measurement routes (${target.dialect})`, () => {
     test('engine base URLs pass the SSRF policy; API keys are sealed and never returned', async (t) => {
@@ -49,6 +73,17 @@ for (const target of testDatabaseTargets()) {
       });
       assert.equal(duplicate.status, 409);
       assert.equal(duplicate.body.error.code, 'GEO_ENGINE_EXISTS');
+      const removed = await call(app, 'DELETE', `/api/v1/geo/engines/${created.body.id}?workspaceId=${a.workspaceId}`, {
+        key: a.keys.write,
+      });
+      assert.equal(removed.status, 204);
+      const after = await call(app, 'GET', `/api/v1/geo/engines?workspaceId=${a.workspaceId}`, { key: a.keys.read });
+      assert.deepEqual(after.body.items, []);
+      const reused = await call(app, 'POST', '/api/v1/geo/engines', {
+        key: a.keys.write,
+        body: engineBody(a.workspaceId, 'https://api.openai.example.com/v1'),
+      });
+      assert.equal(reused.status, 201, 'a removed engine frees its name');
       const badPrice = await call(app, 'POST', '/api/v1/geo/engines', {
         key: a.keys.write,
         body: { ...engineBody(a.workspaceId, 'https://x.example.com', 'e2'), inputPricePerMillionTokens: '1e9' },

@@ -127,7 +127,7 @@ export async function enginesByIds(db: Executor<GeoDb>, workspaceId: string, ids
 export async function deactivateEngine(db: Executor<GeoDb>, workspaceId: string, id: string) {
   const result = await db
     .updateTable('measure_engine')
-    .set({ active: 0, name: sql<string>`${`deleted-${id}`}` })
+    .set({ active: 0, name: `deleted-${id}` })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .where('active', '=', 1)

@@ -211,6 +211,11 @@ export async function finalizeRun(ctx: GeoContext, runId: string): Promise<void>
       if (engineId === null) overall.set(result.metric, result);
     }
   }
+  const skipped = run.judge_engine_id
+    ? overall.has('subjective_impression')
+      ? []
+      : [{ metric: 'subjective_impression', reason: 'the judge engine gave no usable rating' }]
+    : [{ metric: 'subjective_impression', reason: 'no judge engine configured: skipped, never estimated' }];
   if (run.simulation !== null) {
     const simulated = await simulationRecords(ctx.db, { ...run, simulation: run.simulation }, overall, now);
     await withTransaction(ctx.db, async (trx) => {
@@ -229,9 +234,7 @@ export async function finalizeRun(ctx: GeoContext, runId: string): Promise<void>
               { value: m.interval.value, interval: [m.interval.low, m.interval.high], sampleCount: m.sampleCount },
             ]),
           ),
-          skipped: [
-            { metric: 'subjective_impression', reason: 'no judge engine configured: skipped, never estimated' },
-          ],
+          skipped,
           experimentIds: simulated.map((r) => r.id),
         }),
         error: null,
@@ -393,11 +396,6 @@ export async function finalizeRun(ctx: GeoContext, runId: string): Promise<void>
     }
   }
 
-  const skipped = run.judge_engine_id
-    ? overall.has('subjective_impression')
-      ? []
-      : [{ metric: 'subjective_impression', reason: 'the judge engine gave no usable rating' }]
-    : [{ metric: 'subjective_impression', reason: 'no judge engine configured: skipped, never estimated' }];
   const summary = {
     answered: totals.answered,
     failed: totals.failed,
