@@ -1,0 +1,2 @@
+// The tool-server routing core: observed server stats, route decisions, retries and parallel aggregation (pure; see README.md).
+export * from './server-stats.ts';
