@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decayFactor, ServerStats, type StatsSnapshot } from '../src/toolservers/routing/index.ts';
+import { decayFactor, ServerStats } from '../src/toolservers/routing/index.ts';
 
 const HALF = 60_000;
 
@@ -236,7 +236,7 @@ describe('server stats: snapshots shared between instances', () => {
       },
       'not an entry',
     ];
-    assert.deepEqual(a.merge({ version: 1, half_life_ms: HALF, entries: bad } satisfies Partial<StatsSnapshot>), {
+    assert.deepEqual(a.merge({ version: 1, half_life_ms: HALF, entries: bad }), {
       accepted: 0,
       rejected: bad.length,
     });
