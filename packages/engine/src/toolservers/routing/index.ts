@@ -1,0 +1,4 @@
+// The tool-server routing core: observed server stats, route decisions, retries and parallel aggregation (pure; see README.md).
+
+export * from './route-decision.ts';
+export * from './server-stats.ts';
