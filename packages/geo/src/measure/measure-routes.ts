@@ -1,16 +1,7 @@
-import {
-  type App,
-  checkIdempotencyKey,
-  type Executor,
-  fromJsonColumn,
-  runIdempotent,
-  sendIdempotent,
-  toIsoString,
-} from '@keel/core';
+import { type App, checkIdempotencyKey, type Executor, runIdempotent, sendIdempotent } from '@keel/core';
 import { Type } from 'typebox';
 import { requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { GeoDb } from '../db/schema.ts';
 import {
   Cursor,
@@ -24,10 +15,10 @@ import {
 } from '../http-schemas.ts';
 import { normalizeUuid } from '../ids.ts';
 import { authenticated, principalOf } from '../routes-auth.ts';
+import { getAnswer, listRunAnswers } from './answer-service.ts';
 import { createEngine, listWorkspaceEngines, removeEngine } from './engine-service.ts';
 import { registerInsightRoutes } from './insight-routes.ts';
 import { MeasureErrors } from './measure-errors.ts';
-import { type AnswerRow, findAnswer, findRun, pageAnswers } from './measure-store.ts';
 import { importPrompts, listPrompts, MAX_PROMPTS_PER_IMPORT, removePrompt } from './prompt-service.ts';
 import { createRun, getRun, listRuns, MAX_SAMPLES } from './run-service.ts';
 import { createSchedule, listWorkspaceSchedules, removeSchedule } from './schedule-service.ts';
@@ -130,25 +121,6 @@ const ScheduleSchema = Type.Object({
   lastRunId: Nullable(Type.String()),
   createdAt: Timestamp,
 });
-
-function mapAnswer(row: AnswerRow) {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    promptId: row.prompt_id,
-    engineId: row.engine_id,
-    sample: Number(row.sample),
-    status: row.status,
-    text: row.text,
-    citations: fromJsonColumn<{ url: string; title: string | null; source: string }[]>(row.citations),
-    features: fromJsonColumn<Record<string, unknown>>(row.features),
-    inputTokens: Number(row.input_tokens),
-    outputTokens: Number(row.output_tokens),
-    latencyMs: Number(row.latency_ms),
-    error: row.error,
-    createdAt: toIsoString(row.created_at),
-  };
-}
 
 /** The measurement engine's routes: tracked prompts, engines, runs and their answers, schedules. */
 export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
@@ -440,19 +412,7 @@ export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
     async (request) => {
       const workspaceId = await workspace(request, request.query.workspaceId);
       const runId = normalizeUuid(request.params.runId);
-      if (!(await findRun(ctx.db, workspaceId, runId))) throw MeasureErrors.runNotFound(request.params.runId);
-      const limit = request.query.limit ?? 100;
-      const rows = await pageAnswers(ctx.db, {
-        workspaceId,
-        runId,
-        limit: limit + 1,
-        afterId: decodeCursor('ans', request.query.cursor),
-      });
-      const page = rows.slice(0, limit);
-      return {
-        items: page.map(mapAnswer),
-        nextCursor: rows.length > limit ? encodeCursor('ans', page.at(-1)!.id) : null,
-      };
+      return listRunAnswers(ctx, workspaceId, runId, request.query.limit ?? 100, request.query.cursor);
     },
   );
 
@@ -472,9 +432,7 @@ export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
     },
     async (request) => {
       const workspaceId = await workspace(request, request.query.workspaceId);
-      const row = await findAnswer(ctx.db, workspaceId, normalizeUuid(request.params.answerId));
-      if (!row) throw MeasureErrors.answerNotFound(request.params.answerId);
-      return mapAnswer(row);
+      return getAnswer(ctx, workspaceId, normalizeUuid(request.params.answerId));
     },
   );
 
