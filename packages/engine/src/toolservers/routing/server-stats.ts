@@ -217,7 +217,11 @@ export class ServerStats {
     let latencySum = 0;
     let consecutive = 0;
     let newest: StatsEntry | undefined;
-    for (const entry of this.#servers.get(serverId)?.values() ?? []) {
+    // Summed in instance order, so every instance holding the same entries computes the same floating-point view.
+    const entries = [...(this.#servers.get(serverId)?.values() ?? [])].sort((x, y) =>
+      x.instance_id < y.instance_id ? -1 : x.instance_id > y.instance_id ? 1 : 0,
+    );
+    for (const entry of entries) {
       const d = decayed(entry, now, this.halfLifeMs);
       samples += d.samples;
       failures += d.failures;
