@@ -156,7 +156,13 @@ export class ServerStats {
       byInstance = new Map();
       this.#servers.set(entry.server_id, byInstance);
     }
-    byInstance.set(entry.instance_id, entry);
+    if (byInstance.has(entry.instance_id)) {
+      byInstance.set(entry.instance_id, entry);
+      return;
+    }
+    // A new instance (rare): rebuild the map in instance id order, the order views sum in.
+    const sorted = [...byInstance.values(), entry].sort((x, y) => (x.instance_id < y.instance_id ? -1 : 1));
+    this.#servers.set(entry.server_id, new Map(sorted.map((e) => [e.instance_id, e])));
   }
 
   constructor(options: ServerStatsOptions) {
@@ -217,11 +223,8 @@ export class ServerStats {
     let latencySum = 0;
     let consecutive = 0;
     let newest: StatsEntry | undefined;
-    // Summed in instance order, so every instance holding the same entries computes the same floating-point view.
-    const entries = [...(this.#servers.get(serverId)?.values() ?? [])].sort((x, y) =>
-      x.instance_id < y.instance_id ? -1 : x.instance_id > y.instance_id ? 1 : 0,
-    );
-    for (const entry of entries) {
+    // Summed in instance order (kept by #set), so instances holding the same entries compute the same view.
+    for (const entry of this.#servers.get(serverId)?.values() ?? []) {
       const d = decayed(entry, now, this.halfLifeMs);
       samples += d.samples;
       failures += d.failures;
