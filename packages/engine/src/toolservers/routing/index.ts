@@ -2,4 +2,5 @@
 
 export * from './retry-policy.ts';
 export * from './route-decision.ts';
+export * from './routing-rule.ts';
 export * from './server-stats.ts';
