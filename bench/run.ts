@@ -18,6 +18,7 @@ const ALL = [
   'engine-catalog',
   'engine-runtime',
   'flow-engine',
+  'tool-routing',
 ];
 const ARGS: Record<string, string[]> = { 'detect-quality': ['--report'] };
 const NODE_FLAGS: Record<string, string[]> = { 'geo-measure': ['--expose-gc'] };

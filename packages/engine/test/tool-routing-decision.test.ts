@@ -180,6 +180,13 @@ describe('route decision: rules', () => {
     assert.deepEqual(decision.candidates[1]?.reasons, ['NOT_IN_RULE']);
   });
 
+  test('an explicit rule without a server list reaches no server', () => {
+    const decision = decideRoute([rule('r1', 'explicit')], [server('srv_a')], { tool_name: TOOL });
+    assert.equal(decision.ok, false);
+    assert.equal(decision.reason_code, 'ROUTE_NO_ELIGIBLE_SERVER');
+    assert.deepEqual(decision.candidates[0]?.reasons, ['NOT_IN_RULE']);
+  });
+
   test('rule selection: exact tool before *, then priority, then id; disabled rules ignored', () => {
     const rules = [
       rule('r_any', 'parallel', { tool_name: '*', priority: 99 }),

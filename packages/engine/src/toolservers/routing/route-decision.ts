@@ -263,7 +263,8 @@ export function decideRoute(
   }
   const allowed = request.allowed_servers ? new Set(request.allowed_servers) : undefined;
   const listed = rule?.servers;
-  const ruleServers = listed ? new Set(listed) : undefined;
+  // An explicit rule without a list allows nothing (fail closed); other rules without one allow every server.
+  const ruleServers = listed ? new Set(listed) : rule?.strategy === 'explicit' ? new Set<string>() : undefined;
   const weights = effectiveWeights(rule);
 
   const traces: CandidateTrace[] = [];

@@ -98,8 +98,6 @@ export interface MergeResult {
   rejected: number;
 }
 
-const key = (instanceId: string, serverId: string) => `${instanceId}\u0000${serverId}`;
-
 /** The decay factor over `elapsed` ms (no growth for a clock running backwards). */
 export function decayFactor(elapsedMs: number, halfLifeMs: number): number {
   return elapsedMs <= 0 ? 1 : 0.5 ** (elapsedMs / halfLifeMs);
@@ -145,7 +143,27 @@ export class ServerStats {
   readonly halfLifeMs: number;
   readonly #now: () => number;
   readonly #thresholds: Required<Omit<ServerStatsOptions, 'instanceId' | 'halfLifeMs' | 'now'>>;
-  readonly #entries = new Map<string, StatsEntry>();
+  /** server id → instance id → entry (indexed by server so a view reads only its own entries). */
+  readonly #servers = new Map<string, Map<string, StatsEntry>>();
+
+  #get(instanceId: string, serverId: string): StatsEntry | undefined {
+    return this.#servers.get(serverId)?.get(instanceId);
+  }
+
+  #set(entry: StatsEntry): void {
+    let byInstance = this.#servers.get(entry.server_id);
+    if (!byInstance) {
+      byInstance = new Map();
+      this.#servers.set(entry.server_id, byInstance);
+    }
+    if (byInstance.has(entry.instance_id)) {
+      byInstance.set(entry.instance_id, entry);
+      return;
+    }
+    // A new instance (rare): rebuild the map in instance id order, the order views sum in.
+    const sorted = [...byInstance.values(), entry].sort((x, y) => (x.instance_id < y.instance_id ? -1 : 1));
+    this.#servers.set(entry.server_id, new Map(sorted.map((e) => [e.instance_id, e])));
+  }
 
   constructor(options: ServerStatsOptions) {
     if (!options.instanceId || options.instanceId.length > STATS_DEFAULTS.maxIdLength) {
@@ -167,8 +185,7 @@ export class ServerStats {
   /** Records one probe or call outcome in this instance's entry for the server. */
   record(observation: ServerObservation): void {
     const now = this.#now();
-    const k = key(this.instanceId, observation.server_id);
-    const prior = this.#entries.get(k);
+    const prior = this.#get(this.instanceId, observation.server_id);
     const base: StatsEntry = prior
       ? decayed(prior, now, this.halfLifeMs)
       : {
@@ -194,7 +211,7 @@ export class ServerStats {
       next.consecutive_failures += 1;
       next.auth_failing = observation.auth_failure === true;
     }
-    this.#entries.set(k, next);
+    this.#set(next);
   }
 
   /** The combined view of one server over all known instances, decayed to now. */
@@ -206,8 +223,8 @@ export class ServerStats {
     let latencySum = 0;
     let consecutive = 0;
     let newest: StatsEntry | undefined;
-    for (const entry of this.#entries.values()) {
-      if (entry.server_id !== serverId) continue;
+    // Summed in instance order (kept by #set), so instances holding the same entries compute the same view.
+    for (const entry of this.#servers.get(serverId)?.values() ?? []) {
       const d = decayed(entry, now, this.halfLifeMs);
       samples += d.samples;
       failures += d.failures;
@@ -239,26 +256,29 @@ export class ServerStats {
 
   /** Views of every server with at least one entry, sorted by server id. */
   views(): ServerStatsView[] {
-    const ids = [...new Set([...this.#entries.values()].map((e) => e.server_id))].sort();
+    const ids = [...this.#servers.keys()].sort();
     return ids.map((id) => this.view(id));
   }
 
   /** Forgets every entry of a server (a deleted registration). */
   forget(serverId: string): void {
-    for (const [k, entry] of this.#entries) if (entry.server_id === serverId) this.#entries.delete(k);
+    this.#servers.delete(serverId);
   }
 
   /** A plain-JSON snapshot of every known entry, sorted, without entries that have decayed to nothing. */
   snapshot(): StatsSnapshot {
     const now = this.#now();
     const entries: StatsEntry[] = [];
-    for (const [k, entry] of this.#entries) {
-      const f = decayFactor(now - entry.at, this.halfLifeMs);
-      if (entry.samples * f < STATS_DEFAULTS.pruneBelow && entry.consecutive_failures === 0) {
-        this.#entries.delete(k);
-        continue;
+    for (const [serverId, byInstance] of this.#servers) {
+      for (const [instanceId, entry] of byInstance) {
+        const f = decayFactor(now - entry.at, this.halfLifeMs);
+        if (entry.samples * f < STATS_DEFAULTS.pruneBelow && entry.consecutive_failures === 0) {
+          byInstance.delete(instanceId);
+          continue;
+        }
+        entries.push({ ...entry });
       }
-      entries.push({ ...entry });
+      if (byInstance.size === 0) this.#servers.delete(serverId);
     }
     entries.sort((a, b) =>
       a.server_id === b.server_id ? (a.instance_id < b.instance_id ? -1 : 1) : a.server_id < b.server_id ? -1 : 1,
@@ -284,10 +304,9 @@ export class ServerStats {
         continue;
       }
       if (raw.instance_id === this.instanceId) continue;
-      const k = key(raw.instance_id, raw.server_id);
-      const current = this.#entries.get(k);
+      const current = this.#get(raw.instance_id, raw.server_id);
       if (current && !newer(raw, current)) continue;
-      this.#entries.set(k, {
+      this.#set({
         instance_id: raw.instance_id,
         server_id: raw.server_id,
         at: raw.at,
