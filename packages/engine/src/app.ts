@@ -1,6 +1,7 @@
 import {
   type App,
   type Cache,
+  compactOpenApi,
   createApp,
   createGroupCommit,
   createSecretBox,
@@ -24,7 +25,7 @@ import { addSharedSchemas } from './http/schemas.ts';
 import { registerCatalogMcp } from './mcp/catalog-mcp.ts';
 import { registerMerchantRoutes } from './merchants/merchant-routes.ts';
 import { createPrincipalCache } from './merchants/principal.ts';
-import { compactOpenApi } from './openapi/compact-openapi.ts';
+
 import { registerProcurementRoutes } from './procurement/procurement-routes.ts';
 import { RUNTIME_AUTH_DOC, RUNTIME_TAGS, registerRuntime } from './runtime/register-runtime.ts';
 import type { RuntimeContext } from './runtime/runtime-context.ts';

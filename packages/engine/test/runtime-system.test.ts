@@ -4,11 +4,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { compactOpenApi } from '@keel/core';
 import { openTestDatabase } from '@keel/core/testing';
 import { prepareEngineDatabase } from '../src/app.ts';
 import type { EngineDb } from '../src/db/schema.ts';
 import { bootstrapRealm, ensureFirstRealm } from '../src/identity/identity-service.ts';
-import { compactOpenApi } from '../src/openapi/compact-openapi.ts';
 import { setupAgent, sharedRuntime, startUpstream, testDatabaseTargets } from './runtime-helper.ts';
 
 const KEEL = path.join(import.meta.dirname, '../../cli/src/keel.ts');
