@@ -133,6 +133,18 @@ if (BASE_URL) {
       assert.equal((await get('/ready')).status, 200);
     });
 
+    test('waiting for a busy pool longer than the connect bound is no failure (a burst under load queues)', async (t) => {
+      const fault = await faultDatabase(t, BASE_URL);
+      const database = await openDatabase({ url: fault.url, schema: 'core_fault', poolSize: 1 });
+      t.after(() => database.close());
+      // The only connection is held for 5.5 s, past the 5 s bound on connecting; the second query waits its turn.
+      const holder = sql`select pg_sleep(5.5)`.execute(database.db);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const { rows } = await sql<{ n: number }>`select 1 as n`.execute(database.db);
+      assert.equal(rows[0]?.n, 1);
+      await holder;
+    });
+
     test('a query in flight when its backend is terminated fails with a connection-loss error; the pool reconnects', async (t) => {
       const fault = await faultDatabase(t, BASE_URL);
       const database = await openDatabase({ url: fault.url, schema: 'core_fault', onConnectionLost: () => undefined });

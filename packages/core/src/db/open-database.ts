@@ -130,6 +130,13 @@ function quoteIdentifier(name: string): string {
   return `"${name}"`;
 }
 
+/** A pg client whose connect gives up after 5 s (a half-open server), whatever the pool's own options say. */
+class BoundedConnectClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super({ ...(typeof config === 'string' ? { connectionString: config } : config), connectionTimeoutMillis: 5_000 });
+  }
+}
+
 /**
  * Opens a Kysely database: SQLite (WAL, foreign keys on) for paths and `:memory:`, PostgreSQL for
  * `postgres://` URLs with the service's tables in their own schema.
@@ -150,8 +157,10 @@ export async function openDatabase<DB>(options: OpenDatabaseOptions): Promise<Da
       max: options.poolSize ?? 10,
       options: `-c search_path=${quoteIdentifier(schema)}`,
       idleTimeoutMillis: 30_000,
-      // A server that accepts TCP but never answers (a half-open failover) fails a checkout instead of hanging it.
-      connectionTimeoutMillis: 5_000,
+      // A server that accepts TCP but never answers (a half-open failover) fails a new connection instead of hanging
+      // it. The bound is on the client's connect, not the pool's: pg-pool applies its own connectionTimeoutMillis to
+      // waiting for a busy pool too, which turned a burst of requests under load into 503s.
+      Client: BoundedConnectClient,
       keepAlive: true,
     });
     // Without these listeners a lost connection is an unhandled 'error' event, which ends the process. The pool
