@@ -6,7 +6,8 @@ import { EngineErrors } from '../errors.ts';
 import { isUuid, newId, publicId } from '../ids.ts';
 import { type Principal, storesInScope } from '../merchants/principal.ts';
 import type { EventSink, WriteSource } from '../webhooks/events.ts';
-import { type CartItemView, findCheckout, loadItems, toCartItemView } from './cart-service.ts';
+import { type CartItemView, toCartItemView } from './cart-service.ts';
+import { findCheckoutInStores, listCartItems } from './cart-store.ts';
 import { formatMinor } from './money.ts';
 import { toProductView } from './product-service.ts';
 import { deductInventory, findProductsByIds, restockInventory } from './product-store.ts';
@@ -119,7 +120,7 @@ export async function completeOrder(
   source: WriteSource,
 ): Promise<OrderView> {
   const stores = storesInScope(principal, undefined);
-  const checkout = await findCheckout(trx, stores, input.checkoutId);
+  const checkout = await findCheckoutInStores(trx, stores, input.checkoutId);
   if (!checkout) throw EngineErrors.checkoutNotFound(input.checkoutId);
   if (checkout.status === 'completed') throw EngineErrors.checkoutCompleted(checkout.id);
   if (checkout.status !== 'prepared') throw EngineErrors.checkoutNotPrepared(checkout.id, checkout.status);
@@ -138,7 +139,7 @@ export async function completeOrder(
     if (current?.status === 'completed') throw EngineErrors.checkoutCompleted(checkout.id);
     throw EngineErrors.checkoutNotPrepared(checkout.id, current?.status ?? 'gone');
   }
-  const items = await loadItems(trx, cart.id);
+  const items = await listCartItems(trx, cart.id);
   if (items.length === 0) throw EngineErrors.cartEmpty(cart.id);
 
   const order: OrderRow = {
