@@ -8,6 +8,7 @@ export type CheckoutRow = Selectable<CheckoutTable>;
 
 // Carts ---------------------------------------------------------------------------------------------------------
 
+/** Stores a new cart. */
 export async function insertCart(db: Executor<EngineDb>, row: CartRow): Promise<void> {
   await db.insertInto('cart').values(row).execute();
 }
@@ -128,6 +129,7 @@ export function listCartItems(db: Executor<EngineDb>, cartId: string): Promise<C
     .execute();
 }
 
+/** Stores a new cart line. */
 export async function insertCartItem(db: Executor<EngineDb>, row: CartItemRow): Promise<void> {
   await db.insertInto('cart_item').values(row).execute();
 }
@@ -147,6 +149,7 @@ export async function updateCartItemQuantity(
     .executeTakeFirst())!;
 }
 
+/** Deletes one cart line. */
 export async function deleteCartItem(db: Executor<EngineDb>, id: string): Promise<void> {
   await db.deleteFrom('cart_item').where('id', '=', id).execute();
 }
@@ -158,6 +161,7 @@ export async function deleteCartItems(db: Executor<EngineDb>, cartId: string): P
 
 // Checkouts -----------------------------------------------------------------------------------------------------
 
+/** Stores a new checkout. */
 export async function insertCheckout(db: Executor<EngineDb>, row: CheckoutRow): Promise<void> {
   await db.insertInto('checkout').values(row).execute();
 }

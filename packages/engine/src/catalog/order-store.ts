@@ -7,6 +7,7 @@ export type OrderRow = Selectable<SalesOrderTable>;
 /** How an order is named: its UUID, its public order id or its checkout id. */
 export type OrderReference = { id: string } | { orderId: string } | { checkoutId: string };
 
+/** Stores a new order (the unique `checkout_id` refuses a second order for a checkout). */
 export async function insertOrder(db: Executor<EngineDb>, row: OrderRow): Promise<void> {
   await db.insertInto('sales_order').values(row).execute();
 }

@@ -48,6 +48,7 @@ const messageInsert = preparedQuery((db) =>
   db.insertInto('session_message').values(Object.fromEntries(MESSAGE_COLUMNS.map((c) => [c, param(c)])) as never),
 );
 
+/** Stores one message of a session. */
 export async function insertMessage(db: Executor<EngineDb>, row: MessageRow): Promise<void> {
   await messageInsert(db, row);
 }
@@ -125,6 +126,7 @@ export function listStateValues(db: Executor<EngineDb>, sessionId: string) {
   return db.selectFrom('session_state').select(['key', 'value']).where('session_id', '=', sessionId).execute();
 }
 
+/** Stores a new state key of a session. */
 export async function insertStateValue(db: Executor<EngineDb>, row: Insertable<SessionStateTable>): Promise<void> {
   await db.insertInto('session_state').values(row).execute();
 }
@@ -144,10 +146,12 @@ export async function updateStateValue(
     .execute();
 }
 
+/** Deletes one state key of a session. */
 export async function deleteStateValue(db: Executor<EngineDb>, sessionId: string, key: string): Promise<void> {
   await db.deleteFrom('session_state').where('session_id', '=', sessionId).where('key', '=', key).execute();
 }
 
+/** Appends an entry to the state audit history. */
 export async function insertStateAudit(db: Executor<EngineDb>, row: Insertable<SessionStateAuditTable>): Promise<void> {
   await db.insertInto('session_state_audit').values(row).execute();
 }
