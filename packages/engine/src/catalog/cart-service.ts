@@ -1,19 +1,38 @@
 import { decodeCursor, type Executor, encodeCursor, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
-import type { Selectable } from 'kysely';
 import type { EngineContext } from '../context.ts';
-import type { CartItemTable, CartTable, CheckoutTable, EngineDb } from '../db/schema.ts';
+import type { EngineDb } from '../db/schema.ts';
 import { EngineErrors } from '../errors.ts';
 import { isUuid, newId, publicId } from '../ids.ts';
 import { type Principal, requireStoreAccess, storesInScope } from '../merchants/principal.ts';
 import type { EventSink, OutboundEventName, WriteSource } from '../webhooks/events.ts';
+import {
+  type CartItemRow,
+  type CartRow,
+  type CheckoutRow,
+  cancelPreparedCheckout,
+  deleteCartItem,
+  deleteCartItems,
+  findCartInStores,
+  findCheckoutById,
+  findCheckoutInStores,
+  getCartById,
+  insertCart,
+  insertCartItem,
+  insertCheckout,
+  listCartItems,
+  listCartRows,
+  lockCartInStatuses,
+  reopenCartOfCheckout,
+  updateCart,
+  updateCartItemQuantity,
+} from './cart-store.ts';
 import { formatMinor, MAX_MINOR } from './money.ts';
 import { findProductsByCatalogIds, type ProductRow } from './product-store.ts';
 
 const INVALID_CURSOR = () => EngineErrors.invalidField('cursor is not a cursor this list returned');
 
-export type CartRow = Selectable<CartTable>;
-export type CartItemRow = Selectable<CartItemTable>;
-export type CheckoutRow = Selectable<CheckoutTable>;
+export type { CartItemRow, CartRow, CheckoutRow };
+
 type JsonObject = Record<string, unknown>;
 
 /** Cart statuses: `open`, `cleared` (emptied; takes items again), `checkout_created`, `completed`, `closed`, `archived`. */
@@ -100,37 +119,9 @@ function snapshot(product: ProductRow): JsonObject {
   };
 }
 
-export function loadItems(db: Executor<EngineDb>, cartId: string): Promise<CartItemRow[]> {
-  return db
-    .selectFrom('cart_item')
-    .selectAll()
-    .where('cart_id', '=', cartId)
-    .orderBy('position')
-    .orderBy('created_at')
-    .execute();
-}
-
 function findCart(db: Executor<EngineDb>, stores: readonly string[], cartId: string): Promise<CartRow | undefined> {
   if (!isUuid(cartId)) throw EngineErrors.invalidId('cartId');
-  return db
-    .selectFrom('cart')
-    .selectAll()
-    .where('id', '=', cartId.toLowerCase())
-    .where('store_id', 'in', stores)
-    .executeTakeFirst();
-}
-
-export function findCheckout(
-  db: Executor<EngineDb>,
-  stores: readonly string[],
-  checkoutId: string,
-): Promise<CheckoutRow | undefined> {
-  return db
-    .selectFrom('checkout')
-    .selectAll()
-    .where('id', '=', checkoutId)
-    .where('store_id', 'in', stores)
-    .executeTakeFirst();
+  return findCartInStores(db, stores, cartId.toLowerCase());
 }
 
 /**
@@ -147,14 +138,7 @@ export async function lockCart(
   const stores = storesInScope(principal, undefined);
   if (!isUuid(cartId)) throw EngineErrors.invalidId('cartId');
   const id = cartId.toLowerCase();
-  const locked = await trx
-    .updateTable('cart')
-    .set({ updated_at: new Date().toISOString() })
-    .where('id', '=', id)
-    .where('store_id', 'in', stores)
-    .where('status', 'in', statuses)
-    .returningAll()
-    .executeTakeFirst();
+  const locked = await lockCartInStatuses(trx, stores, id, statuses, new Date().toISOString());
   if (locked) return locked;
   const cart = await findCart(trx, stores, id);
   if (!cart) throw EngineErrors.cartNotFound(cartId);
@@ -179,18 +163,13 @@ async function saveTotals(
   if (total > BigInt(MAX_MINOR))
     throw EngineErrors.cartLimit('The cart total exceeds the largest amount the catalog accepts');
   const currency = items.length > 0 ? items[0]!.currency : null;
-  return (await trx
-    .updateTable('cart')
-    .set({
-      total_quantity: quantity,
-      total_minor: Number(total),
-      currency: currency ?? cart.currency,
-      updated_at: new Date().toISOString(),
-      ...changes,
-    })
-    .where('id', '=', cart.id)
-    .returningAll()
-    .executeTakeFirst())!;
+  return updateCart(trx, cart.id, {
+    total_quantity: quantity,
+    total_minor: Number(total),
+    currency: currency ?? cart.currency,
+    updated_at: new Date().toISOString(),
+    ...changes,
+  });
 }
 
 function checkSellable(product: ProductRow, quantity: number): void {
@@ -239,12 +218,7 @@ async function addLines(
       throw EngineErrors.currencyMismatch(product.catalog_id, product.currency, currency);
     currency = product.currency;
     if (current) {
-      const updated = (await trx
-        .updateTable('cart_item')
-        .set({ quantity, updated_at: now })
-        .where('id', '=', current.id)
-        .returningAll()
-        .executeTakeFirst())!;
+      const updated = await updateCartItemQuantity(trx, current.id, quantity, now);
       result[result.indexOf(current)] = updated;
     } else {
       if (result.length >= MAX_CART_LINES) throw EngineErrors.cartLimit(`A cart holds at most ${MAX_CART_LINES} lines`);
@@ -263,7 +237,7 @@ async function addLines(
         created_at: now,
         updated_at: now,
       };
-      await trx.insertInto('cart_item').values(row).execute();
+      await insertCartItem(trx, row);
       result.push(row);
     }
   }
@@ -285,10 +259,8 @@ function findLine(items: CartItemRow[], ref: LineRef): CartItemRow {
 }
 
 async function cartResponse(trx: Executor<EngineDb>, cart: CartRow, items?: CartItemRow[]): Promise<CartView> {
-  const checkout = cart.checkout_id
-    ? await trx.selectFrom('checkout').selectAll().where('id', '=', cart.checkout_id).executeTakeFirst()
-    : undefined;
-  return toCartView(cart, items ?? (await loadItems(trx, cart.id)), checkout);
+  const checkout = cart.checkout_id ? await findCheckoutById(trx, cart.checkout_id) : undefined;
+  return toCartView(cart, items ?? (await listCartItems(trx, cart.id)), checkout);
 }
 
 function emitCart(
@@ -318,7 +290,7 @@ async function newCheckout(trx: Executor<EngineDb>, cart: CartRow, now: string):
     created_at: now,
     updated_at: now,
   };
-  await trx.insertInto('checkout').values(row).execute();
+  await insertCheckout(trx, row);
   return row;
 }
 
@@ -359,7 +331,7 @@ export async function createCart(
     created_at: now,
     updated_at: now,
   };
-  await trx.insertInto('cart').values(cart).execute();
+  await insertCart(trx, cart);
   const items = await addLines(trx, cart, [], input.items ?? []);
   let checkout: CheckoutRow | undefined;
   if (options.withCheckout) {
@@ -391,7 +363,7 @@ export async function addCartItems(
   source: WriteSource,
 ): Promise<CartView> {
   const cart = await lockCart(trx, principal, cartId, MUTABLE_CART_STATUSES, 'mutate');
-  const items = await addLines(trx, cart, await loadItems(trx, cart.id), lines);
+  const items = await addLines(trx, cart, await listCartItems(trx, cart.id), lines);
   const saved = await saveTotals(trx, cart, items, cart.status === 'cleared' ? { status: 'open' } : {});
   const view = await cartResponse(trx, saved, items);
   emitMutation(sink, 'added', lines.length, view, source);
@@ -408,19 +380,14 @@ export async function updateCartItems(
   source: WriteSource,
 ): Promise<CartView> {
   const cart = await lockCart(trx, principal, cartId, MUTABLE_CART_STATUSES, 'mutate');
-  const items = await loadItems(trx, cart.id);
+  const items = await listCartItems(trx, cart.id);
   const now = new Date().toISOString();
   for (const line of lines) {
     const item = findLine(items, line);
     const products = await findProductsByCatalogIds(trx, cart.store_id, [item.catalog_id]);
     if (!products[0]) throw EngineErrors.productUnavailable(item.catalog_id);
     checkSellable(products[0], line.quantity);
-    const updated = (await trx
-      .updateTable('cart_item')
-      .set({ quantity: line.quantity, updated_at: now })
-      .where('id', '=', item.id)
-      .returningAll()
-      .executeTakeFirst())!;
+    const updated = await updateCartItemQuantity(trx, item.id, line.quantity, now);
     items[items.indexOf(item)] = updated;
   }
   const view = await cartResponse(trx, await saveTotals(trx, cart, items), items);
@@ -438,10 +405,10 @@ export async function removeCartItems(
   source: WriteSource,
 ): Promise<CartView> {
   const cart = await lockCart(trx, principal, cartId, MUTABLE_CART_STATUSES, 'mutate');
-  let items = await loadItems(trx, cart.id);
+  let items = await listCartItems(trx, cart.id);
   for (const line of lines) {
     const item = findLine(items, line);
-    await trx.deleteFrom('cart_item').where('id', '=', item.id).execute();
+    await deleteCartItem(trx, item.id);
     items = items.filter((i) => i.id !== item.id);
   }
   const view = await cartResponse(trx, await saveTotals(trx, cart, items), items);
@@ -459,7 +426,7 @@ export async function clearCart(
 ): Promise<CartView> {
   const cart = await lockCart(trx, principal, cartId, ['open', 'cleared', 'checkout_created'], 'mutate');
   if (cart.checkout_id !== null) throw EngineErrors.cartHasCheckout(cartId, 'cleared');
-  await trx.deleteFrom('cart_item').where('cart_id', '=', cart.id).execute();
+  await deleteCartItems(trx, cart.id);
   const view = await cartResponse(trx, await saveTotals(trx, cart, [], { status: 'cleared' }), []);
   emitCart(sink, 'cart.cleared', view, source);
   return view;
@@ -477,7 +444,7 @@ export async function closeCart(
   if (cart.checkout_id !== null) throw EngineErrors.cartHasCheckout(cartId, 'closed (cancel the checkout first)');
   const view = await cartResponse(
     trx,
-    await saveTotals(trx, cart, await loadItems(trx, cart.id), { status: 'closed' }),
+    await saveTotals(trx, cart, await listCartItems(trx, cart.id), { status: 'closed' }),
   );
   emitCart(sink, 'cart.closed', view, source);
   return view;
@@ -497,20 +464,8 @@ export async function archiveCart(
   if (existing.status === 'archived') return cartResponse(trx, existing);
   const cart = await lockCart(trx, principal, cartId, [existing.status], 'archive');
   const now = new Date().toISOString();
-  if (cart.checkout_id) {
-    await trx
-      .updateTable('checkout')
-      .set({ status: 'cancelled', updated_at: now })
-      .where('id', '=', cart.checkout_id)
-      .where('status', '=', 'prepared')
-      .execute();
-  }
-  const archived = (await trx
-    .updateTable('cart')
-    .set({ status: 'archived', updated_at: now })
-    .where('id', '=', cart.id)
-    .returningAll()
-    .executeTakeFirst())!;
+  if (cart.checkout_id) await cancelPreparedCheckout(trx, cart.checkout_id, now);
+  const archived = await updateCart(trx, cart.id, { status: 'archived', updated_at: now });
   const view = await cartResponse(trx, archived);
   emitCart(sink, 'cart.archived', view, source);
   return view;
@@ -534,20 +489,14 @@ export async function listCarts(
   },
 ): Promise<{ data: CartView[]; nextCursor: string | null }> {
   const stores = storesInScope(principal, query.storeId);
-  let q = ctx.db.selectFrom('cart').selectAll().where('store_id', 'in', stores);
-  if (query.status !== undefined) q = q.where('status', '=', query.status);
-  else if (!query.includeArchived) q = q.where('status', '!=', 'archived');
   const after = decodeCursor('cart', query.cursor, ['string', 'string'], INVALID_CURSOR);
-  if (after) {
-    q = q.where((eb) =>
-      eb.or([eb('created_at', '<', after[0]), eb.and([eb('created_at', '=', after[0]), eb('id', '<', after[1])])]),
-    );
-  }
-  const rows = await q
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(query.limit + 1)
-    .execute();
+  const rows = await listCartRows(ctx.db, {
+    stores,
+    status: query.status,
+    includeArchived: query.includeArchived,
+    after,
+    limit: query.limit,
+  });
   const page = rows.slice(0, query.limit);
   const data = await Promise.all(page.map((cart) => cartResponse(ctx.db, cart)));
   const last = page.at(-1);
@@ -602,13 +551,9 @@ export async function prepareCheckout(
   source: WriteSource,
 ): Promise<CheckoutView> {
   const cart = await lockCart(trx, principal, cartId, MUTABLE_CART_STATUSES, 'mutate');
-  const items = await loadItems(trx, cart.id);
+  const items = await listCartItems(trx, cart.id);
   if (cart.checkout_id) {
-    const existing = (await trx
-      .selectFrom('checkout')
-      .selectAll()
-      .where('id', '=', cart.checkout_id)
-      .executeTakeFirst())!;
+    const existing = (await findCheckoutById(trx, cart.checkout_id))!;
     return checkoutView(existing, toCartView(cart, items, existing));
   }
   if (items.length === 0) throw EngineErrors.cartEmpty(cartId);
@@ -623,10 +568,10 @@ export async function prepareCheckout(
 
 export async function getCheckout(ctx: EngineContext, principal: Principal, checkoutId: string): Promise<CheckoutView> {
   const stores = storesInScope(principal, undefined);
-  const checkout = await findCheckout(ctx.db, stores, checkoutId);
+  const checkout = await findCheckoutInStores(ctx.db, stores, checkoutId);
   if (!checkout) throw EngineErrors.checkoutNotFound(checkoutId);
-  const cart = (await ctx.db.selectFrom('cart').selectAll().where('id', '=', checkout.cart_id).executeTakeFirst())!;
-  return checkoutView(checkout, toCartView(cart, await loadItems(ctx.db, cart.id), checkout));
+  const cart = await getCartById(ctx.db, checkout.cart_id);
+  return checkoutView(checkout, toCartView(cart, await listCartItems(ctx.db, cart.id), checkout));
 }
 
 /** Cancels a prepared checkout (`checkout_cancel`): the cart returns to `open` without a checkout id. */
@@ -638,29 +583,16 @@ export async function cancelCheckout(
   source: WriteSource,
 ): Promise<CheckoutView> {
   const stores = storesInScope(principal, undefined);
-  const checkout = await findCheckout(trx, stores, checkoutId);
+  const checkout = await findCheckoutInStores(trx, stores, checkoutId);
   if (!checkout) throw EngineErrors.checkoutNotFound(checkoutId);
   if (checkout.status === 'completed') throw EngineErrors.checkoutCompleted(checkoutId);
   if (checkout.status !== 'prepared') throw EngineErrors.checkoutNotPrepared(checkoutId, checkout.status);
   const now = new Date().toISOString();
-  const cancelled = await trx
-    .updateTable('checkout')
-    .set({ status: 'cancelled', updated_at: now })
-    .where('id', '=', checkoutId)
-    .where('status', '=', 'prepared')
-    .returningAll()
-    .executeTakeFirst();
+  const cancelled = await cancelPreparedCheckout(trx, checkoutId, now);
   if (!cancelled) throw EngineErrors.checkoutNotPrepared(checkoutId, 'no longer prepared');
   const cart =
-    (await trx
-      .updateTable('cart')
-      .set({ status: 'open', checkout_id: null, updated_at: now })
-      .where('id', '=', checkout.cart_id)
-      .where('checkout_id', '=', checkoutId)
-      .returningAll()
-      .executeTakeFirst()) ??
-    (await trx.selectFrom('cart').selectAll().where('id', '=', checkout.cart_id).executeTakeFirstOrThrow());
-  const cartView = toCartView(cart, await loadItems(trx, cart.id));
+    (await reopenCartOfCheckout(trx, checkout.cart_id, checkoutId, now)) ?? (await getCartById(trx, checkout.cart_id));
+  const cartView = toCartView(cart, await listCartItems(trx, cart.id));
   const view = checkoutView(cancelled, cartView);
   emitCart(sink, 'checkout.cancelled', cartView, source, { checkout: view });
   return view;

@@ -1,19 +1,27 @@
 import { decodeCursor, type Executor, encodeCursor, fromJsonColumn, isUniqueViolation, toIsoString } from '@keel/core';
-import type { Selectable } from 'kysely';
 import type { EngineContext } from '../context.ts';
-import type { EngineDb, SalesOrderTable } from '../db/schema.ts';
+import type { EngineDb } from '../db/schema.ts';
 import { EngineErrors } from '../errors.ts';
 import { isUuid, newId, publicId } from '../ids.ts';
 import { type Principal, storesInScope } from '../merchants/principal.ts';
 import type { EventSink, WriteSource } from '../webhooks/events.ts';
-import { type CartItemView, findCheckout, loadItems, toCartItemView } from './cart-service.ts';
+import { type CartItemView, toCartItemView } from './cart-service.ts';
+import {
+  completeCartOfCheckout,
+  completeCheckout,
+  findCheckoutInStores,
+  findCheckoutStatus,
+  listCartItems,
+} from './cart-store.ts';
 import { formatMinor } from './money.ts';
+import { findOrderInStores, insertOrder, listOrderRows, type OrderRow, updateOrderInStatus } from './order-store.ts';
 import { toProductView } from './product-service.ts';
 import { deductInventory, findProductsByIds, restockInventory } from './product-store.ts';
 
 const INVALID_CURSOR = () => EngineErrors.invalidField('cursor is not a cursor this list returned');
 
-export type OrderRow = Selectable<SalesOrderTable>;
+export type { OrderRow };
+
 type JsonObject = Record<string, unknown>;
 
 export interface Address {
@@ -119,26 +127,19 @@ export async function completeOrder(
   source: WriteSource,
 ): Promise<OrderView> {
   const stores = storesInScope(principal, undefined);
-  const checkout = await findCheckout(trx, stores, input.checkoutId);
+  const checkout = await findCheckoutInStores(trx, stores, input.checkoutId);
   if (!checkout) throw EngineErrors.checkoutNotFound(input.checkoutId);
   if (checkout.status === 'completed') throw EngineErrors.checkoutCompleted(checkout.id);
   if (checkout.status !== 'prepared') throw EngineErrors.checkoutNotPrepared(checkout.id, checkout.status);
   const now = new Date().toISOString();
-  const cart = await trx
-    .updateTable('cart')
-    .set({ status: 'completed', updated_at: now })
-    .where('id', '=', checkout.cart_id)
-    .where('checkout_id', '=', checkout.id)
-    .where('status', '=', 'checkout_created')
-    .returningAll()
-    .executeTakeFirst();
+  const cart = await completeCartOfCheckout(trx, checkout.cart_id, checkout.id, now);
   if (!cart) {
     // Lost a race with another completion of the same checkout, or the cart was archived meanwhile.
-    const current = await trx.selectFrom('checkout').select('status').where('id', '=', checkout.id).executeTakeFirst();
-    if (current?.status === 'completed') throw EngineErrors.checkoutCompleted(checkout.id);
-    throw EngineErrors.checkoutNotPrepared(checkout.id, current?.status ?? 'gone');
+    const current = await findCheckoutStatus(trx, checkout.id);
+    if (current === 'completed') throw EngineErrors.checkoutCompleted(checkout.id);
+    throw EngineErrors.checkoutNotPrepared(checkout.id, current ?? 'gone');
   }
-  const items = await loadItems(trx, cart.id);
+  const items = await listCartItems(trx, cart.id);
   if (items.length === 0) throw EngineErrors.cartEmpty(cart.id);
 
   const order: OrderRow = {
@@ -166,7 +167,7 @@ export async function completeOrder(
     cancelled_at: null,
   };
   try {
-    await trx.insertInto('sales_order').values(order).execute();
+    await insertOrder(trx, order);
   } catch (error) {
     if (isUniqueViolation(error)) throw EngineErrors.checkoutCompleted(checkout.id);
     throw error;
@@ -188,11 +189,7 @@ export async function completeOrder(
     }
     changed.push(after);
   }
-  await trx
-    .updateTable('checkout')
-    .set({ status: 'completed', updated_at: now })
-    .where('id', '=', checkout.id)
-    .execute();
+  await completeCheckout(trx, checkout.id, now);
 
   const view = toOrderView(order);
   const base = { merchantId: order.merchant_id, storeId: order.store_id, source };
@@ -203,12 +200,11 @@ export async function completeOrder(
   return view;
 }
 
-async function findOrder(db: Executor<EngineDb>, stores: string[], reference: string): Promise<OrderRow | undefined> {
-  let query = db.selectFrom('sales_order').selectAll().where('store_id', 'in', stores);
-  if (isUuid(reference)) query = query.where('id', '=', reference.toLowerCase());
-  else if (reference.startsWith('chk_')) query = query.where('checkout_id', '=', reference);
-  else query = query.where('order_id', '=', reference);
-  return query.executeTakeFirst();
+/** An order by its UUID, public order id (`ord_…`) or checkout id (`chk_…`). */
+function findOrder(db: Executor<EngineDb>, stores: string[], reference: string): Promise<OrderRow | undefined> {
+  if (isUuid(reference)) return findOrderInStores(db, stores, { id: reference.toLowerCase() });
+  if (reference.startsWith('chk_')) return findOrderInStores(db, stores, { checkoutId: reference });
+  return findOrderInStores(db, stores, { orderId: reference });
 }
 
 /** An order by its UUID, public order id or checkout id. */
@@ -224,19 +220,8 @@ export async function listOrders(
   query: { storeId?: string | undefined; status?: string | undefined; limit: number; cursor?: string | undefined },
 ): Promise<{ data: OrderView[]; nextCursor: string | null }> {
   const stores = storesInScope(principal, query.storeId);
-  let q = ctx.db.selectFrom('sales_order').selectAll().where('store_id', 'in', stores);
-  if (query.status !== undefined) q = q.where('status', '=', query.status);
   const after = decodeCursor('order', query.cursor, ['string', 'string'], INVALID_CURSOR);
-  if (after) {
-    q = q.where((eb) =>
-      eb.or([eb('created_at', '<', after[0]), eb.and([eb('created_at', '=', after[0]), eb('id', '<', after[1])])]),
-    );
-  }
-  const rows = await q
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(query.limit + 1)
-    .execute();
+  const rows = await listOrderRows(ctx.db, { stores, status: query.status, after, limit: query.limit });
   const page = rows.slice(0, query.limit);
   const last = page.at(-1);
   return {
@@ -294,13 +279,7 @@ export async function patchOrder(
     changes.status = patch.status;
     if (cancelling) changes.cancelled_at = now;
   }
-  const updated = await trx
-    .updateTable('sales_order')
-    .set(changes)
-    .where('id', '=', existing.id)
-    .where('status', '=', existing.status)
-    .returningAll()
-    .executeTakeFirst();
+  const updated = await updateOrderInStatus(trx, existing.id, existing.status, changes);
   if (!updated) throw EngineErrors.orderTransition(reference, 'changing concurrently', patch.status ?? existing.status);
   const view = toOrderView(updated);
   const base = { merchantId: updated.merchant_id, storeId: updated.store_id, source };

@@ -1,20 +1,35 @@
 import { type Executor, fromJsonColumn, sha256Hex, toIsoString } from '@keel/core';
-import type { Selectable } from 'kysely';
 import { loadAgent } from '../agents/agent-service.ts';
-import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
 import type { RuntimePrincipal } from '../identity/roles.ts';
 import { requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import type { ChatTurn } from '../providers/model-clients.ts';
 import { loadProvider } from '../providers/provider-service.ts';
-import type { SessionMessageTable } from '../runtime/db-tables.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import {
+  bumpMessageCount,
+  deleteStateValue,
+  findStateVersion,
+  findUserContext,
+  findUserContextValue,
+  getMessageBySeq,
+  insertMessage,
+  insertStateAudit,
+  insertStateValue,
+  listLatestTurns,
+  listMessageRows,
+  listStateRows,
+  listStateValues,
+  listStateVersions,
+  type MessageRow,
+  saveSessionSummary,
+  updateStateValue,
+  upsertUserContext,
+} from './session-data-store.ts';
 import { accessSession, effectiveStatus, MAX_SESSION_MESSAGES, type SessionRow } from './session-service.ts';
-
-type MessageRow = Selectable<SessionMessageTable>;
 
 /** Typed state keys one session holds at most. */
 export const MAX_STATE_KEYS = 100;
@@ -32,36 +47,8 @@ function toMessageView(row: MessageRow) {
   };
 }
 
-const countUpdate = preparedQuery((db) =>
-  db
-    .updateTable('runtime_session')
-    .set((eb) => ({
-      message_count: eb('message_count', '+', param<number>('added')),
-      updated_at: param('now'),
-      expires_at: eb.fn.coalesce(eb.val(param('expiresAt')), eb.ref('expires_at')),
-    }))
-    .where('id', '=', param('id'))
-    .where('message_count', '<=', param('maxBefore'))
-    .returning('message_count'),
-);
-
-const MESSAGE_COLUMNS = [
-  'id',
-  'session_id',
-  'realm_id',
-  'seq',
-  'role',
-  'content',
-  'execution_id',
-  'action_type',
-  'created_at',
-] as const;
-const messageInsert = preparedQuery((db) =>
-  db.insertInto('session_message').values(Object.fromEntries(MESSAGE_COLUMNS.map((c) => [c, param(c)])) as never),
-);
-
 /**
- * Appends messages to a session in a transaction (prepared statements: every turn runs them). The count
+ * Appends messages to a session in a transaction. The count
  * increment doubles as the per-session lock: concurrent turns get distinct, ordered sequence numbers.
  */
 export async function appendMessages(
@@ -71,18 +58,18 @@ export async function appendMessages(
   now: string,
   expiresAt: string | null,
 ): Promise<number> {
-  const [updated] = await countUpdate(trx, {
+  const count = await bumpMessageCount(trx, {
     added: messages.length,
     now,
     expiresAt,
     id: session.id,
     maxBefore: MAX_SESSION_MESSAGES - messages.length,
   });
-  if (!updated)
+  if (count === undefined)
     throw RuntimeErrors.limit(`A session keeps at most ${MAX_SESSION_MESSAGES} messages: start a new session`);
-  const first = Number(updated.message_count) - messages.length + 1;
+  const first = count - messages.length + 1;
   for (const [index, message] of messages.entries())
-    await messageInsert(trx, {
+    await insertMessage(trx, {
       id: newId(),
       session_id: session.id,
       realm_id: session.realm_id,
@@ -96,18 +83,9 @@ export async function appendMessages(
   return first;
 }
 
-const turnsQuery = preparedQuery((db) =>
-  db
-    .selectFrom('session_message')
-    .select(['role', 'content'])
-    .where('session_id', '=', param('sessionId'))
-    .orderBy('seq', 'desc')
-    .limit(param('limit')),
-);
-
 export async function recentTurns(db: Executor<EngineDb>, sessionId: string, limit: number): Promise<ChatTurn[]> {
   if (limit <= 0) return [];
-  const rows = await turnsQuery(db, { sessionId, limit });
+  const rows = await listLatestTurns(db, sessionId, limit);
   return rows.reverse().map((row) => ({ role: row.role as ChatTurn['role'], content: row.content }));
 }
 
@@ -120,12 +98,7 @@ export async function listMessages(
 ) {
   const realmId = requirePermission(principal, 'runtime:run');
   const session = await accessSession(rt, principal, realmId, sessionId, resumeToken);
-  let q = rt.db.selectFrom('session_message').selectAll().where('session_id', '=', session.id);
-  if (query.after !== undefined) q = q.where('seq', '>', query.after);
-  const rows = await q
-    .orderBy('seq')
-    .limit(query.limit + 1)
-    .execute();
+  const rows = await listMessageRows(rt.db, session.id, query);
   const page = rows.slice(0, query.limit);
   return {
     data: page.map(toMessageView),
@@ -153,12 +126,7 @@ export async function postMessage(
     .execute((trx) =>
       appendMessages(trx, session, [input], nowText, new Date(now + session.ttl_seconds * 1000).toISOString()),
     );
-  const row = await rt.db
-    .selectFrom('session_message')
-    .selectAll()
-    .where('session_id', '=', session.id)
-    .where('seq', '=', seq)
-    .executeTakeFirstOrThrow();
+  const row = await getMessageBySeq(rt.db, session.id, seq);
   return toMessageView(row);
 }
 
@@ -166,12 +134,7 @@ const TYPE_OF = (value: unknown): string =>
   Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value === 'object' ? 'object' : typeof value;
 
 async function stateView(db: Executor<EngineDb>, sessionId: string) {
-  const rows = await db
-    .selectFrom('session_state')
-    .selectAll()
-    .where('session_id', '=', sessionId)
-    .orderBy('key')
-    .execute();
+  const rows = await listStateRows(db, sessionId);
   const state: Record<string, { type: string; value: unknown; version: number; updated_at: string }> = {};
   for (const row of rows)
     state[row.key] = {
@@ -222,15 +185,7 @@ export async function putState(
   rt.scanner.reject(values, 'body/state', 'stored');
   const nowText = new Date(now).toISOString();
   await rt.db.transaction().execute(async (trx) => {
-    const existing = new Map(
-      (
-        await trx
-          .selectFrom('session_state')
-          .select(['key', 'value_type', 'version'])
-          .where('session_id', '=', session.id)
-          .execute()
-      ).map((row) => [row.key, row]),
-    );
+    const existing = new Map((await listStateVersions(trx, session.id)).map((row) => [row.key, row]));
     const added = entries.filter(([key]) => !existing.has(key)).length;
     if (existing.size + added > MAX_STATE_KEYS)
       throw RuntimeErrors.limit(`A session holds at most ${MAX_STATE_KEYS} state keys`);
@@ -241,41 +196,35 @@ export async function putState(
       if (current && current.value_type !== type) throw RuntimeErrors.stateTypeMismatch(key, current.value_type, type);
       const version = (current?.version ?? 0) + 1;
       if (current)
-        await trx
-          .updateTable('session_state')
-          .set({ value: text, version, updated_by: principal.identityId, updated_at: nowText })
-          .where('session_id', '=', session.id)
-          .where('key', '=', key)
-          .execute();
+        await updateStateValue(trx, session.id, key, {
+          value: text,
+          version,
+          updated_by: principal.identityId,
+          updated_at: nowText,
+        });
       else
-        await trx
-          .insertInto('session_state')
-          .values({
-            session_id: session.id,
-            realm_id: realmId,
-            key,
-            value_type: type,
-            value: text,
-            version,
-            updated_by: principal.identityId,
-            updated_at: nowText,
-          })
-          .execute();
-      await trx
-        .insertInto('session_state_audit')
-        .values({
-          id: newId(),
+        await insertStateValue(trx, {
           session_id: session.id,
           realm_id: realmId,
           key,
-          action: 'set',
           value_type: type,
-          value_sha256: sha256Hex(text),
+          value: text,
           version,
-          actor_id: principal.identityId,
-          created_at: nowText,
-        })
-        .execute();
+          updated_by: principal.identityId,
+          updated_at: nowText,
+        });
+      await insertStateAudit(trx, {
+        id: newId(),
+        session_id: session.id,
+        realm_id: realmId,
+        key,
+        action: 'set',
+        value_type: type,
+        value_sha256: sha256Hex(text),
+        version,
+        actor_id: principal.identityId,
+        created_at: nowText,
+      });
     }
   });
   return stateView(rt.db, session.id);
@@ -293,39 +242,27 @@ export async function forgetState(
   const session = await accessSession(rt, principal, realmId, sessionId, resumeToken);
   const nowText = nowIso(rt);
   await rt.db.transaction().execute(async (trx) => {
-    const current = await trx
-      .selectFrom('session_state')
-      .select(['value_type', 'version'])
-      .where('session_id', '=', session.id)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    const current = await findStateVersion(trx, session.id, key);
     if (!current) throw RuntimeErrors.notFound('State key', key);
-    await trx.deleteFrom('session_state').where('session_id', '=', session.id).where('key', '=', key).execute();
-    await trx
-      .insertInto('session_state_audit')
-      .values({
-        id: newId(),
-        session_id: session.id,
-        realm_id: realmId,
-        key,
-        action: 'forget',
-        value_type: current.value_type,
-        value_sha256: null,
-        version: current.version + 1,
-        actor_id: principal.identityId,
-        created_at: nowText,
-      })
-      .execute();
+    await deleteStateValue(trx, session.id, key);
+    await insertStateAudit(trx, {
+      id: newId(),
+      session_id: session.id,
+      realm_id: realmId,
+      key,
+      action: 'forget',
+      value_type: current.value_type,
+      value_sha256: null,
+      version: current.version + 1,
+      actor_id: principal.identityId,
+      created_at: nowText,
+    });
   });
 }
 
 /** State values as prompt variables (strings, numbers, booleans). */
 export async function stateVariables(db: Executor<EngineDb>, sessionId: string): Promise<Record<string, unknown>> {
-  const rows = await db
-    .selectFrom('session_state')
-    .select(['key', 'value'])
-    .where('session_id', '=', sessionId)
-    .execute();
+  const rows = await listStateValues(db, sessionId);
   return Object.fromEntries(rows.map((row) => [row.key, JSON.parse(row.value)]));
 }
 
@@ -334,12 +271,7 @@ const USER_ID = /^[A-Za-z0-9._:@-]{1,255}$/;
 export async function getUserContext(rt: RuntimeContext, principal: RuntimePrincipal, userId: string) {
   const realmId = requirePermission(principal, 'runtime:run');
   if (!USER_ID.test(userId)) throw RuntimeErrors.invalid('userId must be 1 to 255 characters of A-Z a-z 0-9 . _ : @ -');
-  const row = await rt.db
-    .selectFrom('user_context')
-    .selectAll()
-    .where('realm_id', '=', realmId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const row = await findUserContext(rt.db, realmId, userId);
   return {
     user_id: userId,
     context: row ? fromJsonColumn<Record<string, unknown>>(row.context) : {},
@@ -360,25 +292,13 @@ export async function putUserContext(
   const text = checkJson(context, 'context')!;
   rt.scanner.reject(context, 'body/context', 'stored');
   const now = nowIso(rt);
-  await rt.db
-    .insertInto('user_context')
-    .values({
-      realm_id: realmId,
-      user_id: userId,
-      context: text,
-      version: 1,
-      updated_by: principal.identityId,
-      updated_at: now,
-    })
-    .onConflict((oc) =>
-      oc.columns(['realm_id', 'user_id']).doUpdateSet((eb) => ({
-        context: text,
-        version: eb('user_context.version', '+', 1),
-        updated_by: principal.identityId,
-        updated_at: now,
-      })),
-    )
-    .execute();
+  await upsertUserContext(rt.db, {
+    realm_id: realmId,
+    user_id: userId,
+    context: text,
+    updated_by: principal.identityId,
+    updated_at: now,
+  });
   return getUserContext(rt, principal, userId);
 }
 
@@ -387,12 +307,7 @@ export async function userContextValues(
   realmId: string,
   userId: string,
 ): Promise<Record<string, unknown>> {
-  const row = await db
-    .selectFrom('user_context')
-    .select('context')
-    .where('realm_id', '=', realmId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const row = await findUserContextValue(db, realmId, userId);
   return row ? fromJsonColumn<Record<string, unknown>>(row.context) : {};
 }
 
@@ -460,10 +375,6 @@ export async function summarizeSession(
     }
   }
   const now = nowIso(rt);
-  await rt.db
-    .updateTable('runtime_session')
-    .set({ summary, summary_updated_at: now, updated_at: now })
-    .where('id', '=', session.id)
-    .execute();
+  await saveSessionSummary(rt.db, session.id, summary, now);
   return { session_id: session.id, summary, method, message_count: session.message_count, updated_at: now };
 }
