@@ -18,7 +18,6 @@ import { authenticated, principalOf } from '../routes-auth.ts';
 import { getAnswer, listRunAnswers } from './answer-service.ts';
 import { createEngine, listWorkspaceEngines, removeEngine } from './engine-service.ts';
 import { registerInsightRoutes } from './insight-routes.ts';
-import { MeasureErrors } from './measure-errors.ts';
 import { importPrompts, listPrompts, MAX_PROMPTS_PER_IMPORT, removePrompt } from './prompt-service.ts';
 import { createRun, getRun, listRuns, MAX_SAMPLES } from './run-service.ts';
 import { createSchedule, listWorkspaceSchedules, removeSchedule } from './schedule-service.ts';
