@@ -1,5 +1,5 @@
 // The architecture, checked: every import of every package's src/ against the layering rules of CONVENTIONS.md and
-// the package arrows (guard → core, models; engine → core, models, guard; nothing reaches a package's internals).
+// the package arrows (models → core; guard, geo → core, models; engine → core, models, guard; nothing reaches a package's internals).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -47,7 +47,17 @@ const packageOf = (relative: string) => relative.split(path.sep)[0]!;
 const isRoutes = (file: string) => /-routes\.ts$/.test(file);
 const isStore = (file: string) => /-store\.ts$/.test(file);
 const isService = (file: string) => /-service\.ts$/.test(file);
-const SERVICES = new Set(['guard', 'geo', 'engine']);
+/**
+ * The allowed package arrows (a package always imports itself). The engine uses guard for detection only; sdk and
+ * cli sit on top of everything and are not listed.
+ */
+const ARROWS: Record<string, readonly string[]> = {
+  core: [],
+  models: ['core'],
+  guard: ['core', 'models'],
+  geo: ['core', 'models'],
+  engine: ['core', 'models', 'guard'],
+};
 
 /** The public entry points a package declares (`exports` of its package.json). */
 function publicSubpaths(pkg: string): Set<string> {
@@ -74,11 +84,9 @@ export function brokenRule(entry: Import): string | undefined {
   if (isRoutes(entry.from) && (entry.specifier === 'kysely' || (entry.resolved && isStore(entry.resolved))))
     return 'a route imports a store or Kysely (routes shape HTTP and call services)';
   if (isStore(entry.from) && entry.resolved && isService(entry.resolved)) return 'a store imports a service';
-  if (fromPkg === 'core' && toPkg !== undefined && toPkg !== 'core') return 'core imports another package';
-  if (fromPkg === 'guard' && (toPkg === 'geo' || toPkg === 'engine')) return 'guard imports geo or engine';
-  if (fromPkg === 'geo' && toPkg === 'engine') return 'geo imports engine';
-  if (fromPkg === 'engine' && toPkg === 'geo') return 'engine imports geo';
-  if (fromPkg === 'models' && toPkg !== undefined && SERVICES.has(toPkg)) return 'models imports a service';
+  const allowed = ARROWS[fromPkg];
+  if (allowed && toPkg !== undefined && toPkg !== fromPkg && !allowed.includes(toPkg))
+    return `${fromPkg} imports ${toPkg} (allowed: ${[fromPkg, ...allowed].join(', ')})`;
   return undefined;
 }
 
@@ -113,16 +121,25 @@ test('the check recognises each rule it enforces', () => {
     [at('engine/src/catalog/cart-routes.ts', './cart-store.ts'), /route imports a store/],
     [at('engine/src/catalog/cart-routes.ts', 'kysely'), /route imports a store or Kysely/],
     [at('engine/src/catalog/cart-store.ts', './cart-service.ts'), /store imports a service/],
-    [at('core/src/db/x.ts', '@keel/engine'), /core imports another package/],
+    [at('core/src/db/x.ts', '@keel/engine'), /core imports engine/],
+    [at('core/src/db/x.ts', '@keel/models'), /core imports models/],
+    [at('models/src/x.ts', '@keel/guard'), /models imports guard/],
     [at('guard/src/x.ts', '@keel/geo'), /guard imports geo/],
+    [at('guard/src/x.ts', '@keel/engine'), /guard imports engine/],
     [at('geo/src/x.ts', '@keel/engine'), /geo imports engine/],
+    [at('geo/src/x.ts', '@keel/guard'), /geo imports guard/],
     [at('engine/src/x.ts', '@keel/geo'), /engine imports geo/],
+    [at('engine/src/x.ts', '@keel/models/src/bedrock-provider.ts'), /does not export/],
     [at('engine/src/x.ts', '@keel/guard/src/detect/detector.ts'), /does not export/],
     [at('engine/src/x.ts', '../../guard/src/index.ts'), /relative path/],
   ];
   for (const [entry, rule] of cases) assert.match(brokenRule(entry) ?? 'no rule broken', rule, entry.specifier);
   assert.equal(brokenRule(at('engine/src/catalog/cart-service.ts', './cart-store.ts')), undefined);
   assert.equal(brokenRule(at('engine/src/x.ts', '@keel/guard')), undefined);
+  assert.equal(brokenRule(at('engine/src/x.ts', '@keel/models')), undefined);
+  assert.equal(brokenRule(at('guard/src/x.ts', '@keel/models')), undefined);
+  assert.equal(brokenRule(at('geo/src/x.ts', '@keel/models')), undefined);
+  assert.equal(brokenRule(at('models/src/x.ts', '@keel/core')), undefined);
   assert.equal(brokenRule(at('geo/src/x.ts', '@keel/core/testing')), undefined);
 });
 

@@ -1,4 +1,6 @@
 import { type App, type Cache, createApp, migrateToLatest } from '@keel/core';
+import type { ModelProvider } from '@keel/models';
+import { createModelProvider } from '@keel/models';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createAiValidatorClient } from './ai/ai-validator.ts';
@@ -12,8 +14,6 @@ import { registerDetectRoutes } from './detect-api/detect-routes.ts';
 import { registerGatewayRoutes } from './gateway/gateway-routes.ts';
 import { registerListRoutes } from './lists/list-routes.ts';
 import { registerPatternRoutes } from './patterns/pattern-routes.ts';
-import { createModelProvider } from './providers/create-provider.ts';
-import type { ModelProvider } from './providers/model-provider.ts';
 import { createUserWork } from './sandbox/user-work.ts';
 import { createActiveConfigCache } from './state/active-config.ts';
 import { seedDefaultPatterns } from './system/seed.ts';

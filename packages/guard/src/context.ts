@@ -1,11 +1,11 @@
 import type { Cache } from '@keel/core';
+import type { ModelProvider } from '@keel/models';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AiValidatorClient } from './ai/ai-validator.ts';
 import type { AuditRecorder } from './audit/audit-recorder.ts';
 import type { GuardConfig } from './config.ts';
 import type { GuardDb } from './db/schema.ts';
-import type { ModelProvider } from './providers/model-provider.ts';
 import type { UserWork } from './sandbox/user-work.ts';
 import type { ActiveConfigCache } from './state/active-config.ts';
 

@@ -6,12 +6,4 @@ export type { GuardContext } from './context.ts';
 export type { GuardDb } from './db/schema.ts';
 export { analyzeText, type DetectResponse } from './detect-api/analyze-text.ts';
 export { createLocalScanner } from './local-scanner.ts';
-export { createBedrockProvider } from './providers/bedrock-provider.ts';
-export { createChatCompletionsProvider } from './providers/chat-completions-provider.ts';
-export {
-  type ChatCompletionsBody,
-  type ModelProvider,
-  UpstreamError,
-  type UpstreamReply,
-} from './providers/model-provider.ts';
 export { guardService } from './service.ts';

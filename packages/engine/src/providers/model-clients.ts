@@ -5,7 +5,7 @@ import {
   createChatCompletionsProvider,
   type ModelProvider,
   UpstreamError,
-} from '@keel/guard';
+} from '@keel/models';
 
 /** A provider as the runtime uses it (from its row; the api key stays sealed until a client is built). */
 export interface ProviderRecord {
@@ -80,7 +80,7 @@ async function readCapped(body: AsyncIterable<Uint8Array>, max: number): Promise
 const MAX_CLIENTS = 256;
 
 /**
- * Model clients built on guard's provider layer (the pooled chat-completions client and the Bedrock Converse
+ * Model clients built on @keel/models (the pooled chat-completions client and the Bedrock Converse
  * client), one per provider version. Base URLs are checked against the SSRF rules when saved and again before
  * use: the host is resolved and every address must be public (re-checked at least every minute), unless
  * KEEL_ALLOW_PRIVATE_URLS is on.

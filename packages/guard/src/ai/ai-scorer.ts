@@ -1,7 +1,7 @@
 import type { Cache } from '@keel/core';
 import { sha256Hex } from '@keel/core';
+import type { ModelProvider } from '@keel/models';
 import type { AiScore, Candidate } from '../detect/types.ts';
-import type { ModelProvider } from '../providers/model-provider.ts';
 import { contextForModel, maskValueForModel } from './model-input.ts';
 
 export interface AiScorerOptions {

@@ -1,4 +1,4 @@
-import type { ModelProvider } from '../providers/model-provider.ts';
+import type { ModelProvider } from '@keel/models';
 import type { GuardrailOutcome } from '../validators/builtin-validators.ts';
 
 /** Asks the upstream model to judge a text against a validator's prompt. */

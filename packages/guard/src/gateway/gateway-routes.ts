@@ -1,9 +1,9 @@
 import { type App, AppError, idForLog } from '@keel/core';
+import type { ChatCompletionsBody, UpstreamReply } from '@keel/models';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GuardContext } from '../context.ts';
 import { resolveGuardrails } from '../detect-api/analyze-text.ts';
 import { bearerSecurity } from '../http-schemas.ts';
-import type { ChatCompletionsBody, UpstreamReply } from '../providers/model-provider.ts';
 import { forMeta, mergeBreakdowns } from './content-analysis.ts';
 import { GatewayError, GatewayErrors, type GwMeta, toGatewayError } from './gateway-errors.ts';
 import { parseGatewayHeaders, ridOrGenerated } from './gateway-headers.ts';

@@ -1,6 +1,6 @@
+import type { ChatCompletionsBody, UpstreamReply } from '@keel/models';
 import type { GuardContext } from '../context.ts';
 import type { DetectResponse } from '../detect-api/analyze-text.ts';
-import type { ChatCompletionsBody, UpstreamReply } from '../providers/model-provider.ts';
 import { analyzePieces, forMeta, toClient } from './content-analysis.ts';
 import { errorObject, type GatewayError, GatewayErrors, type GwMeta } from './gateway-errors.ts';
 import type { GatewayOptions } from './gateway-headers.ts';

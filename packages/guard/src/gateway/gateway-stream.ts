@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { idForLog } from '@keel/core';
+import type { UpstreamReply } from '@keel/models';
 import type { DetectResponse } from '../detect-api/analyze-text.ts';
-import type { UpstreamReply } from '../providers/model-provider.ts';
 import type { ActiveConfig } from '../state/active-config.ts';
 import { analyzePieces, forMeta } from './content-analysis.ts';
 import { errorObject } from './gateway-errors.ts';

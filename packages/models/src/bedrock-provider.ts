@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import {
+// Types only: the AWS SDK itself is loaded with import() when a managed model is first called (never at start-up).
+import type {
   BedrockRuntimeClient,
-  type ContentBlock,
-  ConverseCommand,
-  type ConverseCommandOutput,
-  type ConverseRequest,
-  type Message,
-  type SystemContentBlock,
-  type Tool,
+  ContentBlock,
+  ConverseCommandOutput,
+  ConverseRequest,
+  Message,
+  SystemContentBlock,
+  Tool,
 } from '@aws-sdk/client-bedrock-runtime';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import {
   bufferedReply,
   type ChatCallOptions,
@@ -185,26 +184,53 @@ interface ServiceFailure {
   $fault?: string;
 }
 
+/** Loads the AWS SDK modules (once per process; Node caches the import). */
+async function loadSdk() {
+  const [sdk, handler] = await Promise.all([
+    import('@aws-sdk/client-bedrock-runtime'),
+    import('@smithy/node-http-handler'),
+  ]);
+  return { sdk, handler };
+}
+
+type SendConverse = (
+  client: BedrockRuntimeClient,
+  request: ConverseRequest,
+  signal: AbortSignal,
+) => Promise<ConverseCommandOutput>;
+
 /**
  * Amazon Bedrock through the official AWS SDK (Converse API), credentials from the standard chain
  * (environment, shared files, SSO, container/instance roles). Non-streaming only.
  */
 export function createBedrockProvider(options: BedrockOptions): ModelProvider {
-  const client = new BedrockRuntimeClient({
-    region: options.region,
-    ...(options.endpointOverride ? { endpoint: options.endpointOverride } : {}),
-    maxAttempts: 1,
-    // Converse is a plain request/response call: HTTP/1.1 keep-alive (the client's default HTTP/2 handler is
-    // only needed for bidirectional streams, which the gateway does not use with MANAGED_MODEL).
-    requestHandler: new NodeHttpHandler({
-      httpAgent: new http.Agent({ keepAlive: true, maxSockets: 256 }),
-      httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 256 }),
-    }),
-  });
+  let client: Promise<{ client: BedrockRuntimeClient; send: SendConverse }> | undefined;
+  let closed = false;
+  // The SDK is loaded (and the client built) on the first call, so a process that never calls a managed model
+  // never loads it.
+  const ready = () => {
+    client ??= loadSdk().then(({ sdk, handler }) => ({
+      client: new sdk.BedrockRuntimeClient({
+        region: options.region,
+        ...(options.endpointOverride ? { endpoint: options.endpointOverride } : {}),
+        maxAttempts: 1,
+        // Converse is a plain request/response call: HTTP/1.1 keep-alive (the client's default HTTP/2 handler is
+        // only needed for bidirectional streams, which the gateway does not use with MANAGED_MODEL).
+        requestHandler: new handler.NodeHttpHandler({
+          httpAgent: new http.Agent({ keepAlive: true, maxSockets: 256 }),
+          httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 256 }),
+        }),
+      }),
+      send: (c, request, signal) => c.send(new sdk.ConverseCommand(request), { abortSignal: signal }),
+    }));
+    return client;
+  };
 
   const converse = async (request: ConverseRequest, signal: AbortSignal) => {
+    if (closed) throw new UpstreamError('managed model provider is closed');
     try {
-      return { output: await client.send(new ConverseCommand(request), { abortSignal: signal }) };
+      const { client: c, send } = await ready();
+      return { output: await send(c, request, signal) };
     } catch (error) {
       if (signal.aborted) throw new UpstreamError('managed model request aborted', undefined, true);
       const failure = error as ServiceFailure;
@@ -268,6 +294,9 @@ export function createBedrockProvider(options: BedrockOptions): ModelProvider {
         ),
       );
     },
-    close: async () => client.destroy(),
+    close: async () => {
+      closed = true;
+      if (client) (await client).client.destroy();
+    },
   };
 }
