@@ -1,77 +1,11 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { after, before, describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createBedrockProvider, fromConverseOutput, toConverseRequest } from '../src/bedrock-provider.ts';
 import { createModelProvider } from '../src/create-provider.ts';
-
-interface BedrockCall {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: any;
-}
-
-/** A local stand-in for the Bedrock runtime endpoint (MANAGED_MODEL_ENDPOINT_OVERRIDE). */
-async function startFakeBedrock(
-  t: TestContext,
-  answer: (call: BedrockCall) => { status?: number; body: unknown; errorType?: string },
-) {
-  const calls: BedrockCall[] = [];
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const call = {
-      path: decodeURIComponent(req.url ?? ''),
-      headers: req.headers,
-      body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'),
-    };
-    calls.push(call);
-    const reply = answer(call);
-    res.writeHead(reply.status ?? 200, {
-      'content-type': 'application/json',
-      ...(reply.errorType ? { 'x-amzn-errortype': reply.errorType } : {}),
-    });
-    res.end(JSON.stringify(reply.body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls };
-}
-
-const converseAnswer = (text: string, stopReason = 'end_turn') => ({
-  output: { message: { role: 'assistant', content: [{ text }] } },
-  stopReason,
-  usage: { inputTokens: 12, outputTokens: 4, totalTokens: 16 },
-  metrics: { latencyMs: 5 },
-});
-
-const saved: Record<string, string | undefined> = {};
-const CREDENTIALS = {
-  AWS_ACCESS_KEY_ID: 'AKIDLOCALTESTONLY000',
-  AWS_SECRET_ACCESS_KEY: 'local-test-secret-not-real',
-  AWS_EC2_METADATA_DISABLED: 'true',
-};
+import { converseAnswer, startFakeBedrock, useFakeAwsCredentials } from '../src/testing.ts';
 
 describe('MANAGED_MODEL: Amazon Bedrock through the AWS SDK (Converse API)', () => {
-  before(() => {
-    // The standard credential chain reads these first: static test credentials only.
-    for (const [name, value] of Object.entries(CREDENTIALS)) {
-      saved[name] = process.env[name];
-      process.env[name] = value;
-    }
-  });
-  after(() => {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  });
+  useFakeAwsCredentials();
 
   test('complete() serves AI scoring and validators with MANAGED_MODEL_ID', async (t) => {
     const bedrock = await startFakeBedrock(t, () => ({ body: converseAnswer('{"answer": "YES", "confidence": 0.9}') }));
