@@ -214,7 +214,7 @@ fs.rmSync(dir, { recursive: true, force: true });
 const lines = [
   '## geo — measurement-run processing',
   '',
-  `\`npx node --expose-gc bench/geo-measure.ts --prompts ${PROMPTS} --engines ${ENGINES} --samples ${SAMPLES}${values.postgres ? ' --postgres postgres://…' : ''}\` — ${machineLine()}, load average ${loadAtStart} at start (a shared machine: other helpers were running)`,
+  `\`npx node --expose-gc bench/geo-measure.ts --prompts ${PROMPTS} --engines ${ENGINES} --samples ${SAMPLES}${values.postgres ? ' --postgres postgres://…' : ''}\` — ${machineLine()}, load average ${loadAtStart} at start`,
   '',
   `${PROMPTS} tracked prompts × ${ENGINES} engines × ${SAMPLES} samples = ${PROMPTS * ENGINES * SAMPLES} answers from a zero-latency engine double (each reply a chat-completions JSON body with 3–4 citations in the citations-array, annotation and in-text forms, parsed like a real one), through a whole run: citation extraction, entity matching against an 11-target graph, one commit per answer (SQLite group commit), then the metrics with their intervals (1,000-replicate Poisson bootstrap per scope), report and recommendations. Target: ≥ ${TARGET} answers/s on SQLite.`,
   '',
@@ -226,7 +226,7 @@ const lines = [
   ),
   '',
   `Run summary (SQLite): ${results[0]!.summary.answered} answered, ${results[0]!.summary.failed} failed, ${results[0]!.summary.inputTokens} input / ${results[0]!.summary.outputTokens} output tokens, cost ${results[0]!.summary.cost}; mention rate ${results[0]!.summary.metrics.mention_rate.value.toFixed(4)} [${results[0]!.summary.metrics.mention_rate.interval.map((x: number) => x.toFixed(4)).join(', ')}].`,
-  `Reading: wall-clock rates on a shared machine measure the contention as much as the code (load average ${loadAtStart} on ${os.cpus().length} cores at start); the CPU time the process used (all its threads, the forced GCs of the heap samples left out) gives the rate on an unshared core: ${results.map((r) => `${r.label} ${Math.round(r.cpuRate)} answers per CPU-second (${(r.cpuRate / TARGET).toFixed(2)}× the target)`).join(', ')}.`,
+  `Reading: wall-clock rates measure any contention as much as the code (load average ${loadAtStart} on ${os.cpus().length} cores at start); the CPU time the process used (all its threads, the forced GCs of the heap samples left out) gives the rate on an unshared core: ${results.map((r) => `${r.label} ${Math.round(r.cpuRate)} answers per CPU-second (${(r.cpuRate / TARGET).toFixed(2)}× the target)`).join(', ')}.`,
   'Memory: answers are streamed (prompt slices of 200 while asking, pages of 1,000 while computing metrics) and the bootstrap keeps B replicate sums per statistic, so the heap stays flat as answers accumulate.',
 ];
 console.log(lines.join('\n'));
