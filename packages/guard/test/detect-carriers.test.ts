@@ -2,25 +2,7 @@
 // and tools, and the stand-ins (encrypted blobs, references, alphabet runs, public ids) that are not secrets.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../src/detect/index.ts';
-
-const detector = compileDetector({
-  patterns: BUILTIN_PATTERNS.map((p) => ({
-    name: p.name,
-    regex: p.regex,
-    category: p.category,
-    allowThreshold: null,
-    blockThreshold: null,
-  })),
-  allowlist: [],
-  blocklist: [],
-  settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },
-});
-
-function reported(text: string): string[] {
-  const candidates = detector.scan(text);
-  return detector.decide(text, candidates, localAiScores(candidates)).detections.map((d) => `${d.type}:${d.value}`);
-}
+import { reported } from './fixtures/builtin-detector.ts';
 
 function assertFound(text: string, type: string, value: string): void {
   assert.ok(

@@ -5,7 +5,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../src/detect/index.ts';
+import { localAiScores } from '../src/detect/index.ts';
+import { builtinDetector } from './fixtures/builtin-detector.ts';
 import { type EntityType, loadCorpus, scoreCorpus } from './fixtures/corpus-score.ts';
 
 const STRUCTURED = [
@@ -35,18 +36,7 @@ interface Gold {
   text: string;
 }
 
-const detector = compileDetector({
-  patterns: BUILTIN_PATTERNS.map((p) => ({
-    name: p.name,
-    regex: p.regex,
-    category: p.category,
-    allowThreshold: null,
-    blockThreshold: null,
-  })),
-  allowlist: [],
-  blocklist: [],
-  settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },
-});
+const detector = builtinDetector;
 
 async function score(file: string) {
   const { scorePredictions } = await import(pathToFileURL(SCORER).href);

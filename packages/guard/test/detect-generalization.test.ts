@@ -3,26 +3,7 @@
 // Each case is written for a rule, not for one sentence: several phrasings per rule, and their look-alikes.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../src/detect/index.ts';
-
-const detector = compileDetector({
-  patterns: BUILTIN_PATTERNS.map((p) => ({
-    name: p.name,
-    regex: p.regex,
-    category: p.category,
-    allowThreshold: null,
-    blockThreshold: null,
-  })),
-  allowlist: [],
-  blocklist: [],
-  settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },
-});
-
-/** The reported detections of `text` as `TYPE:value` strings. */
-function reported(text: string): string[] {
-  const candidates = detector.scan(text);
-  return detector.decide(text, candidates, localAiScores(candidates)).detections.map((d) => `${d.type}:${d.value}`);
-}
+import { reported } from './fixtures/builtin-detector.ts';
 
 /** Asserts that every expected `TYPE:value` is reported for its text. */
 function expectFound(cases: readonly (readonly [string, ...string[]])[]): void {

@@ -1,20 +1,10 @@
 // Adversarial inputs stay linear: no text shape makes a built-in detector look back or ahead over and over.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../src/detect/index.ts';
+import { localAiScores } from '../src/detect/index.ts';
+import { builtinDetector } from './fixtures/builtin-detector.ts';
 
-const detector = compileDetector({
-  patterns: BUILTIN_PATTERNS.map((p) => ({
-    name: p.name,
-    regex: p.regex,
-    category: p.category,
-    allowThreshold: null,
-    blockThreshold: null,
-  })),
-  allowlist: [],
-  blocklist: [],
-  settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },
-});
+const detector = builtinDetector;
 
 const N = 500_000;
 const SHAPES: Record<string, string> = {

@@ -1,26 +1,9 @@
 // Each built-in type is found in realistic contexts and not in its look-alikes.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BUILTIN_PATTERNS, compileDetector, localAiScores } from '../src/detect/index.ts';
+import { builtinDetector, reported } from './fixtures/builtin-detector.ts';
 
-const detector = compileDetector({
-  patterns: BUILTIN_PATTERNS.map((p) => ({
-    name: p.name,
-    regex: p.regex,
-    category: p.category,
-    allowThreshold: null,
-    blockThreshold: null,
-  })),
-  allowlist: [],
-  blocklist: [],
-  settings: { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK' },
-});
-
-/** The reported detections of `text` as `TYPE:value` strings. */
-function reported(text: string): string[] {
-  const candidates = detector.scan(text);
-  return detector.decide(text, candidates, localAiScores(candidates)).detections.map((d) => `${d.type}:${d.value}`);
-}
+const detector = builtinDetector;
 
 const RANDOM = 'q7XkP2vR9mLw4ZtB8nYc3HsJ6dFg1QaE5uKo0iTr';
 
