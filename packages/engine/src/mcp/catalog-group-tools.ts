@@ -124,23 +124,16 @@ export function catalogGroupTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(false, true),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'catalog_upsert_product',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => {
-            const outcome = await upsertProduct(
-              trx,
-              sink,
-              call.principal,
-              without(input, 'idempotencyKey') as never,
-              'mcp',
-            );
-            return { mode: outcome.mode, product: outcome.product };
-          },
-        ),
+        toolWrite(ctx, call.principal, 'catalog_upsert_product', input, async (trx, sink) => {
+          const outcome = await upsertProduct(
+            trx,
+            sink,
+            call.principal,
+            without(input, 'idempotencyKey') as never,
+            'mcp',
+          );
+          return { mode: outcome.mode, product: outcome.product };
+        }),
     }),
     tool({
       name: 'catalog_delete_product',
@@ -155,7 +148,7 @@ export function catalogGroupTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(true, true),
       run: async (input, call) =>
-        toolWrite(ctx, call.principal, 'catalog_delete_product', undefined, input, async (trx, sink) => {
+        toolWrite(ctx, call.principal, 'catalog_delete_product', {}, async (trx, sink) => {
           if (input.productId)
             return { mode: 'deleted', product: await removeProduct(trx, sink, call.principal, input.productId, 'mcp') };
           if (!input.storeId) throw EngineErrors.invalidField('send productId, or storeId with sku and/or externalId');
@@ -181,16 +174,9 @@ export function catalogGroupTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'catalog_create_cart',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => ({
-            cart: await createCart(trx, sink, call.principal, input, 'mcp', { withCheckout: true }),
-          }),
-        ),
+        toolWrite(ctx, call.principal, 'catalog_create_cart', input, async (trx, sink) => ({
+          cart: await createCart(trx, sink, call.principal, input, 'mcp', { withCheckout: true }),
+        })),
     }),
     tool({
       name: 'catalog_mutate_cart_items',
@@ -208,22 +194,15 @@ export function catalogGroupTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'catalog_mutate_cart_items',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => {
-            if (input.action !== 'remove' && input.items.some((line) => line.quantity === undefined))
-              throw EngineErrors.invalidField('each line needs quantity');
-            if (input.action === 'add' && input.items.some((line) => !line.catalogId))
-              throw EngineErrors.invalidField('added lines need catalogId');
-            const run =
-              input.action === 'add' ? addCartItems : input.action === 'update' ? updateCartItems : removeCartItems;
-            return { cart: await run(trx, sink, call.principal, input.cartId, input.items as never, 'mcp') };
-          },
-        ),
+        toolWrite(ctx, call.principal, 'catalog_mutate_cart_items', input, async (trx, sink) => {
+          if (input.action !== 'remove' && input.items.some((line) => line.quantity === undefined))
+            throw EngineErrors.invalidField('each line needs quantity');
+          if (input.action === 'add' && input.items.some((line) => !line.catalogId))
+            throw EngineErrors.invalidField('added lines need catalogId');
+          const run =
+            input.action === 'add' ? addCartItems : input.action === 'update' ? updateCartItems : removeCartItems;
+          return { cart: await run(trx, sink, call.principal, input.cartId, input.items as never, 'mcp') };
+        }),
     }),
     tool({
       name: 'catalog_archive_cart',
@@ -232,7 +211,7 @@ export function catalogGroupTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(true, true),
       run: async (input, call) =>
-        toolWrite(ctx, call.principal, 'catalog_archive_cart', undefined, input, async (trx, sink) => ({
+        toolWrite(ctx, call.principal, 'catalog_archive_cart', {}, async (trx, sink) => ({
           cart: await archiveCart(trx, sink, call.principal, input.cartId, 'mcp'),
         })),
     }),
@@ -243,7 +222,7 @@ export function catalogGroupTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(true, true),
       run: async (input, call) =>
-        toolWrite(ctx, call.principal, 'catalog_clear_cart', undefined, input, async (trx, sink) => ({
+        toolWrite(ctx, call.principal, 'catalog_clear_cart', {}, async (trx, sink) => ({
           cart: await clearCart(trx, sink, call.principal, input.cartId, 'mcp'),
         })),
     }),
@@ -269,16 +248,9 @@ export function catalogGroupTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'catalog_complete_order',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => ({
-            order: await completeOrder(trx, sink, call.principal, without(input, 'idempotencyKey') as never, 'mcp'),
-          }),
-        ),
+        toolWrite(ctx, call.principal, 'catalog_complete_order', input, async (trx, sink) => ({
+          order: await completeOrder(trx, sink, call.principal, without(input, 'idempotencyKey') as never, 'mcp'),
+        })),
     }),
   ];
 }

@@ -47,20 +47,26 @@ export const write = (destructive = false, idempotent = false) => ({
 /** A tool of the engine's MCP endpoint. */
 export type Tool = McpTool<Principal>;
 
-/** Runs a tool write in one transaction with its events (`source: mcp`), under an idempotency key when one is given. */
-/** A tool's write on the engine's write path; with `idempotencyKey`, a replay answers the first result. */
+/**
+ * A tool's write on the engine's write path, in one transaction with its events (`source: mcp`). With the input's
+ * `idempotencyKey`, the rest of the input is the payload and a replay answers the first result.
+ */
 export async function toolWrite<T>(
   ctx: EngineContext,
   principal: Principal,
   tool: string,
-  key: string | undefined,
-  payload: unknown,
+  input: { idempotencyKey?: string },
   work: (trx: Transaction<EngineDb>, sink: EventSink) => Promise<T>,
 ): Promise<Record<string, unknown>> {
+  const key = input.idempotencyKey;
   const idempotency =
     key === undefined
       ? undefined
-      : { scope: `${principal.keyId}|mcp:${tool}`, key: checkIdempotencyKey(key, true)!, payload };
+      : {
+          scope: `${principal.keyId}|mcp:${tool}`,
+          key: checkIdempotencyKey(key, true)!,
+          payload: without(input, 'idempotencyKey'),
+        };
   const outcome = await runWrite(ctx, idempotency, async (trx, sink) => ({
     statusCode: 200,
     body: await work(trx, sink),

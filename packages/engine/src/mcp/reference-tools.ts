@@ -27,7 +27,6 @@ import {
   type Tool,
   toolHelpers,
   toolWrite,
-  without,
   write,
 } from './mcp-tool-kit.ts';
 
@@ -47,16 +46,9 @@ export function referenceContractTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'cart_create',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => ({
-            cart: await createCart(trx, sink, call.principal, input, 'mcp', { withCheckout: false }),
-          }),
-        ),
+        toolWrite(ctx, call.principal, 'cart_create', input, async (trx, sink) => ({
+          cart: await createCart(trx, sink, call.principal, input, 'mcp', { withCheckout: false }),
+        })),
     }),
     tool({
       name: 'cart_get',
@@ -82,17 +74,10 @@ export function referenceContractTools(ctx: EngineContext): Tool[] {
           permission: PERMISSION,
           annotations: write(action === 'remove'),
           run: async (input, call) =>
-            toolWrite(
-              ctx,
-              call.principal,
-              `cart_${action}_item`,
-              input.idempotencyKey,
-              without(input, 'idempotencyKey'),
-              async (trx, sink) => {
-                const { cartId, idempotencyKey: _key, ...lineInput } = input as Record<string, unknown>;
-                return { cart: await run(trx, sink, call.principal, cartId as string, [lineInput] as never, 'mcp') };
-              },
-            ),
+            toolWrite(ctx, call.principal, `cart_${action}_item`, input, async (trx, sink) => {
+              const { cartId, idempotencyKey: _key, ...lineInput } = input as Record<string, unknown>;
+              return { cart: await run(trx, sink, call.principal, cartId as string, [lineInput] as never, 'mcp') };
+            }),
         }),
         tool({
           name: `cart_${action}_bundle`,
@@ -105,25 +90,18 @@ export function referenceContractTools(ctx: EngineContext): Tool[] {
           permission: PERMISSION,
           annotations: write(action === 'remove'),
           run: async (input, call) =>
-            toolWrite(
-              ctx,
-              call.principal,
-              `cart_${action}_bundle`,
-              input.idempotencyKey,
-              without(input, 'idempotencyKey'),
-              async (trx, sink) => {
-                const lines = (input as { items: object[] }).items;
-                const cart = await run(
-                  trx,
-                  sink,
-                  call.principal,
-                  (input as { cartId: string }).cartId,
-                  lines as never,
-                  'mcp',
-                );
-                return { cart };
-              },
-            ),
+            toolWrite(ctx, call.principal, `cart_${action}_bundle`, input, async (trx, sink) => {
+              const lines = (input as { items: object[] }).items;
+              const cart = await run(
+                trx,
+                sink,
+                call.principal,
+                (input as { cartId: string }).cartId,
+                lines as never,
+                'mcp',
+              );
+              return { cart };
+            }),
         }),
       ];
     }),
@@ -134,14 +112,9 @@ export function referenceContractTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(true, true),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'cart_archive',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => ({ cart: await archiveCart(trx, sink, call.principal, input.cartId, 'mcp') }),
-        ),
+        toolWrite(ctx, call.principal, 'cart_archive', input, async (trx, sink) => ({
+          cart: await archiveCart(trx, sink, call.principal, input.cartId, 'mcp'),
+        })),
     }),
     tool({
       name: 'cart_clear',
@@ -150,14 +123,9 @@ export function referenceContractTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(true, true),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'cart_clear',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => ({ cart: await clearCart(trx, sink, call.principal, input.cartId, 'mcp') }),
-        ),
+        toolWrite(ctx, call.principal, 'cart_clear', input, async (trx, sink) => ({
+          cart: await clearCart(trx, sink, call.principal, input.cartId, 'mcp'),
+        })),
     }),
     tool({
       name: 'cart_close',
@@ -166,14 +134,9 @@ export function referenceContractTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(true, true),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'cart_close',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => ({ cart: await closeCart(trx, sink, call.principal, input.cartId, 'mcp') }),
-        ),
+        toolWrite(ctx, call.principal, 'cart_close', input, async (trx, sink) => ({
+          cart: await closeCart(trx, sink, call.principal, input.cartId, 'mcp'),
+        })),
     }),
     tool({
       name: 'checkout_prepare',
@@ -183,14 +146,9 @@ export function referenceContractTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(false, true),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'checkout_prepare',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => ({ checkout: await prepareCheckout(trx, sink, call.principal, input.cartId, 'mcp') }),
-        ),
+        toolWrite(ctx, call.principal, 'checkout_prepare', input, async (trx, sink) => ({
+          checkout: await prepareCheckout(trx, sink, call.principal, input.cartId, 'mcp'),
+        })),
     }),
     tool({
       name: 'checkout_get',
@@ -208,14 +166,9 @@ export function referenceContractTools(ctx: EngineContext): Tool[] {
       permission: PERMISSION,
       annotations: write(true, true),
       run: async (input, call) =>
-        toolWrite(
-          ctx,
-          call.principal,
-          'checkout_cancel',
-          input.idempotencyKey,
-          without(input, 'idempotencyKey'),
-          async (trx, sink) => ({ checkout: await cancelCheckout(trx, sink, call.principal, input.checkoutId, 'mcp') }),
-        ),
+        toolWrite(ctx, call.principal, 'checkout_cancel', input, async (trx, sink) => ({
+          checkout: await cancelCheckout(trx, sink, call.principal, input.checkoutId, 'mcp'),
+        })),
     }),
   ];
 }
