@@ -156,6 +156,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
     const worker = startGeoWorker(ctx);
     readiness.add('geo-worker', () => worker.check());
     const measureWorker = startMeasureWorker(ctx);
+    readiness.add('geo-measure-worker', () => measureWorker.check());
     app.addHook('onClose', () => Promise.all([worker.stop(), measureWorker.stop()]).then(() => undefined));
   }
   return { app, ctx };

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { toIsoString } from '@keel/core';
+import { createLoopHealth, type LoopHealth, toIsoString } from '@keel/core';
 import type { GeoContext } from '../context.ts';
 import { type ExecuteOptions, executeRun } from './run-service.ts';
 import { startDueSchedules } from './schedule-service.ts';
@@ -104,22 +104,34 @@ export async function runMeasureWorkerOnce(ctx: GeoContext, workerId: string, op
   return ran;
 }
 
-/** The measurement worker: a round every `GEO_WORKER_INTERVAL_MS` (runs can take long, so apart from the export worker). */
-export function startMeasureWorker(ctx: GeoContext): { stop(): Promise<void> } {
+/**
+ * The measurement worker: a round every `GEO_WORKER_INTERVAL_MS` (runs can take long, so apart from the export
+ * worker); a failed round backs off and is logged once per streak (core's loop health), and `check` feeds readiness.
+ */
+export function startMeasureWorker(ctx: GeoContext): { stop(): Promise<void>; check: LoopHealth['check'] } {
   const workerId = `geo-measure-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const health = createLoopHealth('geo measurement worker', ctx.log, {
+    baseMs: ctx.config.worker.intervalMs,
+    maxMs: 30_000,
+  });
   let stopped = false;
   let current: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const round = () => {
     if (stopped) return;
+    let delay = ctx.config.worker.intervalMs;
     current = runMeasureWorkerOnce(ctx, workerId)
-      .catch((error) => ctx.log.error({ err: error }, 'measurement worker round failed'))
+      .then(() => health.succeeded())
+      .catch((error) => {
+        delay = health.failed(error);
+      })
       .finally(() => {
-        if (!stopped) timer = setTimeout(round, ctx.config.worker.intervalMs);
+        if (!stopped) timer = setTimeout(round, delay);
       });
   };
   timer = setTimeout(round, ctx.config.worker.intervalMs);
   return {
+    check: () => health.check(),
     async stop() {
       stopped = true;
       clearTimeout(timer);
