@@ -143,13 +143,34 @@ test('the check recognises each rule it enforces', () => {
   assert.equal(brokenRule(at('geo/src/x.ts', '@keel/core/testing')), undefined);
 });
 
-// Services converted to the store layer (issue 11): they hold the rules and run no query themselves. Add a service
-// here once its queries live in its area's store, so it stays converted. (Opening a transaction stays allowed.)
-const STORE_BACKED_SERVICES = [
-  'engine/src/catalog/cart-service.ts',
-  'engine/src/catalog/order-service.ts',
-  'engine/src/sessions/session-data-service.ts',
-];
+// The store layer (issue 11): services hold the rules and run no query themselves; their queries are functions of
+// their area's `*-store.ts`. Every `*-service.ts` of every package is held to it, and so is every other engine module
+// outside the places SQL lives (stores, the schema and migrations, the two dialects' search implementations).
+const SQL_HOMES = [/-store\.ts$/, /^engine\/src\/db\//, /^engine\/src\/catalog\/search\//];
+
+/** Services that still run queries, each with its reason; shrink this list, never grow it. */
+const SERVICES_WITH_SQL: Record<string, string> = Object.fromEntries(
+  [
+    'geo/src/actions/action-service.ts',
+    'geo/src/exports/export-service.ts',
+    'geo/src/keys/key-service.ts',
+    'geo/src/measure/attribution-service.ts',
+    'geo/src/measure/experiment-service.ts',
+    'geo/src/measure/schedule-service.ts',
+    'geo/src/privacy/privacy-service.ts',
+    'geo/src/shares/share-service.ts',
+  ].map((file) => [file, 'geo: not yet split into service and store (issue 11 converted the engine)']),
+);
+
+/** The files the store-layer rule holds: every service, and every engine module outside SQL_HOMES. */
+function storeBackedFiles(): string[] {
+  return fs
+    .readdirSync(PACKAGES)
+    .flatMap((pkg) => sourceFiles(path.join(PACKAGES, pkg, 'src')))
+    .map((file) => path.relative(PACKAGES, file).split(path.sep).join('/'))
+    .filter((file) => isService(file) || (file.startsWith('engine/src/') && !SQL_HOMES.some((home) => home.test(file))))
+    .filter((file) => !(file in SERVICES_WITH_SQL));
+}
 
 /** Why a service's source runs SQL itself (a query builder call, a `sql` template or kysely value import), or undefined. */
 export function serviceSql(text: string): string | undefined {
@@ -162,7 +183,16 @@ export function serviceSql(text: string): string | undefined {
 }
 
 test('store-backed services run no SQL themselves: their queries are store functions', () => {
-  const offenders = STORE_BACKED_SERVICES.map((file) => ({
+  const files = storeBackedFiles();
+  assert.ok(files.includes('engine/src/sessions/session-service.ts'), 'the scan sees the engine services');
+  assert.ok(files.includes('engine/src/runtime/orchestrator.ts'), 'the scan sees engine modules that are not services');
+  assert.ok(files.includes('guard/src/patterns/pattern-service.ts'), "the scan sees guard's services");
+  for (const file of Object.keys(SERVICES_WITH_SQL))
+    assert.ok(
+      serviceSql(fs.readFileSync(path.join(PACKAGES, file), 'utf8')) !== undefined,
+      `${file} runs no SQL any more: remove it from SERVICES_WITH_SQL`,
+    );
+  const offenders = files.map((file) => ({
     file,
     why: serviceSql(fs.readFileSync(path.join(PACKAGES, file), 'utf8')),
   }))

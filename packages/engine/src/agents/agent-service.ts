@@ -1,5 +1,4 @@
-import { type Executor, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
-import type { EngineDb } from '../db/schema.ts';
+import { fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { promptExists } from '../prompts/prompt-service.ts';
 import { providerExists } from '../providers/provider-service.ts';
@@ -7,7 +6,15 @@ import type { ClientCapabilities } from '../runtime/actions.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import { inTransaction } from '../write.ts';
 import { type AgentSettings, effectiveSettings } from './agent-settings.ts';
+import {
+  type AgentWithConfigRow,
+  clearOtherDefaultAgents,
+  findAgentWithConfig,
+  listAgentProfileRows,
+  upsertAgentConfig,
+} from './agent-store.ts';
 
 /** When a request names no agent: the first matching rule by descending priority picks it. */
 export interface AgentProfile {
@@ -47,31 +54,7 @@ export interface AgentConfigInput {
   is_default?: boolean | undefined;
 }
 
-async function loadAgentRow(db: Executor<EngineDb>, realmId: string, agentId: string) {
-  return db
-    .selectFrom('identity as i')
-    .leftJoin('agent_config as c', 'c.agent_id', 'i.id')
-    .select([
-      'i.id',
-      'i.username',
-      'i.status',
-      'c.system_prompt_id',
-      'c.ai_provider_id',
-      'c.default_flow_id',
-      'c.allowed_mcp_servers',
-      'c.metadata',
-      'c.settings',
-      'c.profile',
-      'c.is_default',
-      'c.updated_at',
-    ])
-    .where('i.id', '=', agentId.toLowerCase())
-    .where('i.realm_id', '=', realmId)
-    .where('i.user_type', '=', 'agent')
-    .executeTakeFirst();
-}
-
-function toAgentRuntime(realmId: string, row: NonNullable<Awaited<ReturnType<typeof loadAgentRow>>>): AgentRuntime {
+function toAgentRuntime(realmId: string, row: AgentWithConfigRow): AgentRuntime {
   return {
     id: row.id,
     realmId,
@@ -96,7 +79,7 @@ export async function loadAgent(
   agentId: string,
 ): Promise<AgentRuntime | undefined> {
   return rt.realms.get(realmId, `agent:${agentId.toLowerCase()}`, async () => {
-    const row = await loadAgentRow(rt.db, realmId, agentId);
+    const row = await findAgentWithConfig(rt.db, realmId, agentId);
     return row ? toAgentRuntime(realmId, row) : undefined;
   });
 }
@@ -121,7 +104,7 @@ function toConfigView(agent: AgentRuntime) {
 
 export async function getAgentConfig(rt: RuntimeContext, principal: RuntimePrincipal, agentId: string) {
   const realmId = requirePermission(principal, 'config:read');
-  const row = await loadAgentRow(rt.db, realmId, agentId);
+  const row = await findAgentWithConfig(rt.db, realmId, agentId);
   if (!row) throw RuntimeErrors.notFound('Agent', agentId);
   return toConfigView(toAgentRuntime(realmId, row));
 }
@@ -139,7 +122,7 @@ export async function putAgentConfig(
 ) {
   const realmId = requirePermission(principal, 'config:write');
   checkRealmField(principal, input.realm_id);
-  const agent = await loadAgentRow(rt.db, realmId, agentId);
+  const agent = await findAgentWithConfig(rt.db, realmId, agentId);
   if (!agent) throw RuntimeErrors.notFound('Agent', agentId);
   const settings = input.settings ?? {};
   const effective = effectiveSettings(settings);
@@ -179,20 +162,9 @@ export async function putAgentConfig(
     is_default: input.is_default ?? false,
     updated_at: now,
   };
-  await rt.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('agent_config')
-      .values({ ...row, created_at: now })
-      .onConflict((oc) => oc.column('agent_id').doUpdateSet(row))
-      .execute();
-    if (row.is_default)
-      await trx
-        .updateTable('agent_config')
-        .set({ is_default: false, updated_at: now })
-        .where('realm_id', '=', realmId)
-        .where('agent_id', '!=', agent.id)
-        .where('is_default', '=', true)
-        .execute();
+  await inTransaction(rt.engine, async (trx) => {
+    await upsertAgentConfig(trx, row, now);
+    if (row.is_default) await clearOtherDefaultAgents(trx, realmId, agent.id, now);
   });
   await rt.realms.invalidate(realmId);
   return getAgentConfig(rt, principal, agent.id);
@@ -206,16 +178,7 @@ interface ProfileEntry {
 
 async function loadProfiles(rt: RuntimeContext, realmId: string): Promise<ProfileEntry[]> {
   return rt.realms.get(realmId, 'agent-profiles', async () => {
-    const rows = await rt.db
-      .selectFrom('agent_config as c')
-      .innerJoin('identity as i', 'i.id', 'c.agent_id')
-      .select(['c.agent_id', 'c.profile', 'c.is_default'])
-      .where('c.realm_id', '=', realmId)
-      .where('i.status', '=', 'active')
-      .where((eb) => eb.or([eb('c.profile', 'is not', null), eb('c.is_default', '=', true)]))
-      .orderBy('c.agent_id')
-      .limit(1000)
-      .execute();
+    const rows = await listAgentProfileRows(rt.db, realmId);
     const entries = rows.map((row) => ({
       agentId: row.agent_id,
       profile: row.profile === null ? null : fromJsonColumn<AgentProfile>(row.profile),

@@ -3,12 +3,16 @@ import { checkOutboundUrl, fromJsonColumn, generateKey, sha256Hex, toIsoString }
 import type { Kysely } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import { newId } from '../ids.ts';
-import { idPage } from '../runtime/id-page.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
+import { cursorAfterId, idPage } from '../runtime/runtime-cursor.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import { inTransaction } from '../write.ts';
 import {
   type AccessKeyRow,
+  anyRealmExists,
+  claimBootstrapMarker,
   countActiveKeys,
+  countOwnedRealms,
   countOwners,
   deleteIdentity,
   deleteMembership,
@@ -24,8 +28,11 @@ import {
   insertRealm,
   listAccessKeys,
   listMembers,
+  listOwnedRealmIds,
   type RealmRow,
   revokeAccessKey,
+  revokeRealmKeysOf,
+  setRealmCreator,
   updateIdentity,
   updateRealmTheme,
   upsertMember,
@@ -219,7 +226,7 @@ export async function bootstrapRealm(
       now,
     });
     await upsertMember(trx, { realm_id: realm.id, identity_id: identity.id, role: 'owner', now });
-    await trx.updateTable('realm').set({ created_by: identity.id }).where('id', '=', realm.id).execute();
+    await setRealmCreator(trx, realm.id, identity.id);
     const credentials = await issueKeyPair(trx, {
       identityId: identity.id,
       realmId: realm.id,
@@ -245,15 +252,8 @@ export async function ensureFirstRealm(
 ): Promise<{ realmId: string; accessKey: string; secretKey: string } | undefined> {
   const now = new Date().toISOString();
   return db.transaction().execute(async (trx) => {
-    const claimed = await trx
-      .insertInto('runtime_bootstrap')
-      .values({ name: 'first_realm', created_at: now })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .returning('name')
-      .executeTakeFirst();
-    if (!claimed) return undefined;
-    const existing = await trx.selectFrom('realm').select('id').limit(1).executeTakeFirst();
-    if (existing) return undefined;
+    if (!(await claimBootstrapMarker(trx, 'first_realm', now))) return undefined;
+    if (await anyRealmExists(trx)) return undefined;
     const realm = await createRealmRow(trx, 'Default realm', null, now);
     const identity = await createIdentity(trx, {
       username: 'bootstrap-service',
@@ -311,7 +311,7 @@ export async function register(
   if (!rt.config.registrationEnabled) throw RuntimeErrors.registrationDisabled();
   const now = nowIso(rt);
   const userType = input.user_type ?? 'user';
-  const result = await rt.db.transaction().execute(async (trx) => {
+  const result = await inTransaction(rt.engine, async (trx) => {
     const realm = input.realm_name ? await createRealmRow(trx, input.realm_name, null, now) : undefined;
     // A service identity is named in its realm's namespace; a realm-less service still gets a unique name.
     const identity = await createIdentity(trx, {
@@ -322,7 +322,7 @@ export async function register(
     });
     if (realm) {
       await upsertMember(trx, { realm_id: realm.id, identity_id: identity.id, role: 'owner', now });
-      await trx.updateTable('realm').set({ created_by: identity.id }).where('id', '=', realm.id).execute();
+      await setRealmCreator(trx, realm.id, identity.id);
     }
     const credentials = await issueKeyPair(trx, {
       identityId: identity.id,
@@ -380,13 +380,10 @@ export async function createKeysForCaller(
     throw RuntimeErrors.limit(
       `An identity holds at most ${MAX_KEYS_PER_IDENTITY} key pairs that are not revoked: revoke one first`,
     );
-  return issueKeyPair(rt.db, {
-    identityId: principal.identityId,
-    realmId,
-    name: input.name ?? 'key pair',
-    expiresAt,
-    now: nowIso(rt),
-  });
+  const now = nowIso(rt);
+  return inTransaction(rt.engine, (trx) =>
+    issueKeyPair(trx, { identityId: principal.identityId, realmId, name: input.name ?? 'key pair', expiresAt, now }),
+  );
 }
 
 export async function listCallerKeys(rt: RuntimeContext, principal: RuntimePrincipal) {
@@ -398,7 +395,8 @@ export async function listCallerKeys(rt: RuntimeContext, principal: RuntimePrinc
 export async function revokeCallerKey(rt: RuntimeContext, principal: RuntimePrincipal, keyId: string) {
   const key = await findAccessKey(rt.db, principal.identityId, keyId);
   if (!key) throw RuntimeErrors.notFound('Key', keyId);
-  await revokeAccessKey(rt.db, principal.identityId, keyId, nowIso(rt));
+  const now = nowIso(rt);
+  await inTransaction(rt.engine, (trx) => revokeAccessKey(trx, principal.identityId, keyId, now));
   await rt.principals.invalidate();
   const after = await findAccessKey(rt.db, principal.identityId, keyId);
   return keyView(after!, rt.clock());
@@ -407,15 +405,10 @@ export async function revokeCallerKey(rt: RuntimeContext, principal: RuntimePrin
 /** A new realm owned by the caller (any user or service identity; agents cannot create realms). */
 export async function createRealm(rt: RuntimeContext, principal: RuntimePrincipal, input: { name: string }) {
   if (principal.userType === 'agent') throw RuntimeErrors.forbidden('agent', 'creating realms');
-  const owned = await rt.db
-    .selectFrom('realm_member')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('identity_id', '=', principal.identityId)
-    .where('role', '=', 'owner')
-    .executeTakeFirstOrThrow();
-  if (Number(owned.n) >= 50) throw RuntimeErrors.limit('An identity owns at most 50 realms');
+  if ((await countOwnedRealms(rt.db, principal.identityId)) >= 50)
+    throw RuntimeErrors.limit('An identity owns at most 50 realms');
   const now = nowIso(rt);
-  const realm = await rt.db.transaction().execute(async (trx) => {
+  const realm = await inTransaction(rt.engine, async (trx) => {
     const row = await createRealmRow(trx, input.name, principal.identityId, now);
     await upsertMember(trx, { realm_id: row.id, identity_id: principal.identityId, role: 'owner', now });
     return row;
@@ -439,8 +432,8 @@ export async function getMembers(
 ) {
   requireOwnRealm(principal, realmId);
   const realm = requirePermission(principal, 'config:read');
-  const rows = await listMembers(rt.db, realm, limit, cursor);
-  return idPage(rows, limit, (row) => toIdentityView(row));
+  const rows = await listMembers(rt.db, realm, limit, cursorAfterId('members', cursor));
+  return idPage('members', rows, limit, (row) => toIdentityView(row));
 }
 
 /** Adds a member (a user by id or username, or an identity of the realm) or changes its role. */
@@ -465,7 +458,7 @@ export async function addMember(
   }
   if (identity?.status !== 'active') throw RuntimeErrors.notFound('Identity', input.identity_id ?? input.username);
   const now = nowIso(rt);
-  await rt.db.transaction().execute(async (trx) => {
+  await inTransaction(rt.engine, async (trx) => {
     const current = await findMemberIdentity(trx, realm, identity.id);
     if (current) {
       // Changing an existing role: the caller must outrank or equal it, and the last owner stays.
@@ -500,7 +493,7 @@ export async function createRealmIdentity(
   requireGrantable(principal, role);
   const now = nowIso(rt);
   const withCredentials = input.issue_credentials ?? userType === 'service';
-  const created = await rt.db.transaction().execute(async (trx) => {
+  const created = await inTransaction(rt.engine, async (trx) => {
     const identity = await createIdentity(trx, {
       username: input.username,
       userType,
@@ -571,7 +564,7 @@ export async function updateUser(
   if (replace || input.metadata !== undefined)
     changes.metadata = input.metadata ? JSON.stringify(input.metadata) : null;
   if (input.status !== undefined) changes.status = input.status;
-  await updateIdentity(rt.db, identity.id, changes);
+  await inTransaction(rt.engine, (trx) => updateIdentity(trx, identity.id, changes));
   if (input.status !== undefined) await rt.principals.invalidate();
   return getUser(rt, principal, identity.id);
 }
@@ -588,26 +581,18 @@ export async function deleteUser(rt: RuntimeContext, principal: RuntimePrincipal
   const role = 'role' in identity ? (identity.role as Role) : undefined;
   if (!self && role) requireGrantable(principal, role);
   const now = nowIso(rt);
-  await rt.db.transaction().execute(async (trx) => {
-    const owned = await trx
-      .selectFrom('realm_member')
-      .select('realm_id')
-      .where('identity_id', '=', identity.id)
-      .where('role', '=', 'owner')
-      .execute();
+  await inTransaction(rt.engine, async (trx) => {
     const whole = self || identity.realm_id === principal.realmId;
-    const realmsLosingOwner = whole ? owned.map((r) => r.realm_id) : role === 'owner' ? [principal.realmId!] : [];
+    const realmsLosingOwner = whole
+      ? await listOwnedRealmIds(trx, identity.id)
+      : role === 'owner'
+        ? [principal.realmId!]
+        : [];
     for (const realm of realmsLosingOwner) if ((await countOwners(trx, realm)) <= 1) throw RuntimeErrors.lastOwner();
     if (whole) await deleteIdentity(trx, identity.id);
     else {
       await deleteMembership(trx, principal.realmId!, identity.id);
-      await trx
-        .updateTable('access_key')
-        .set({ revoked_at: now })
-        .where('identity_id', '=', identity.id)
-        .where('realm_id', '=', principal.realmId)
-        .where('revoked_at', 'is', null)
-        .execute();
+      await revokeRealmKeysOf(trx, identity.id, principal.realmId!, now);
     }
   });
   await rt.principals.invalidate();
@@ -659,7 +644,8 @@ export async function putTheme(
       }
     }
   }
-  await updateRealmTheme(rt.db, realm, JSON.stringify(theme), nowIso(rt));
+  const now = nowIso(rt);
+  await inTransaction(rt.engine, (trx) => updateRealmTheme(trx, realm, JSON.stringify(theme), now));
   return getTheme(rt, principal, realmId);
 }
 

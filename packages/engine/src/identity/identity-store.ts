@@ -17,6 +17,27 @@ export async function findRealm(db: Db, id: string): Promise<RealmRow | undefine
   return db.selectFrom('realm').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Records who created a realm. */
+export async function setRealmCreator(db: Db, realmId: string, identityId: string): Promise<void> {
+  await db.updateTable('realm').set({ created_by: identityId }).where('id', '=', realmId).execute();
+}
+
+/** Whether the database holds any realm. */
+export async function anyRealmExists(db: Db): Promise<boolean> {
+  return (await db.selectFrom('realm').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Writes the bootstrap marker `name` once: true for the one caller that wrote it, false once it exists. */
+export async function claimBootstrapMarker(db: Db, name: string, now: string): Promise<boolean> {
+  const claimed = await db
+    .insertInto('runtime_bootstrap')
+    .values({ name, created_at: now })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .returning('name')
+    .executeTakeFirst();
+  return claimed !== undefined;
+}
+
 export async function updateRealmTheme(db: Db, id: string, theme: string, now: string): Promise<void> {
   await db.updateTable('realm').set({ theme, updated_at: now }).where('id', '=', id).execute();
 }
@@ -78,6 +99,28 @@ export async function upsertMember(
     })
     .onConflict((oc) => oc.columns(['realm_id', 'identity_id']).doUpdateSet({ role: row.role, updated_at: row.now }))
     .execute();
+}
+
+/** The realms an identity owns. */
+export async function listOwnedRealmIds(db: Db, identityId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('realm_member')
+    .select('realm_id')
+    .where('identity_id', '=', identityId)
+    .where('role', '=', 'owner')
+    .execute();
+  return rows.map((row) => row.realm_id);
+}
+
+/** The number of realms an identity owns. */
+export async function countOwnedRealms(db: Db, identityId: string): Promise<number> {
+  const row = await db
+    .selectFrom('realm_member')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('identity_id', '=', identityId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export async function countOwners(db: Db, realmId: string): Promise<number> {
@@ -195,6 +238,17 @@ export async function revokeAccessKey(db: Db, identityId: string, keyId: string,
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+/** Revokes every unrevoked key of an identity for one realm. */
+export async function revokeRealmKeysOf(db: Db, identityId: string, realmId: string, now: string): Promise<void> {
+  await db
+    .updateTable('access_key')
+    .set({ revoked_at: now })
+    .where('identity_id', '=', identityId)
+    .where('realm_id', '=', realmId)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 export async function findAccessKey(db: Db, identityId: string, keyId: string): Promise<AccessKeyRow | undefined> {

@@ -1,16 +1,25 @@
 import { type Executor, fromJsonColumn, sha256Hex, toIsoString } from '@keel/core';
-import type { Selectable } from 'kysely';
 import { loadAgent } from '../agents/agent-service.ts';
 import type { EngineDb } from '../db/schema.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
-import type { KnowledgeItemTable } from '../runtime/db-tables.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
+import { cursorAfterId, idPage } from '../runtime/runtime-cursor.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { accessSession } from '../sessions/session-service.ts';
+import { inTransaction } from '../write.ts';
+import {
+  findKnowledgeCandidates,
+  forgetKnowledgeItems,
+  insertKnowledgeItem,
+  type KnowledgeAudience,
+  type KnowledgeRow,
+  listKnowledgeRows,
+  realmHasKnowledgeItems,
+} from './knowledge-store.ts';
 
-type KnowledgeRow = Selectable<KnowledgeItemTable>;
+export type { KnowledgeAudience } from './knowledge-store.ts';
 
 export const KNOWLEDGE_SCOPES = ['realm', 'agent', 'session', 'user'] as const;
 export type KnowledgeScope = (typeof KNOWLEDGE_SCOPES)[number];
@@ -27,13 +36,6 @@ export interface KnowledgeInput {
   confidence?: number | undefined;
   metadata?: Record<string, unknown> | null | undefined;
   expires_at?: string | undefined;
-}
-
-/** Who may retrieve: the realm, one agent, one session or one user. */
-export interface KnowledgeAudience {
-  agentId?: string | undefined;
-  sessionId?: string | undefined;
-  userId?: string | undefined;
 }
 
 export function toKnowledgeView(row: KnowledgeRow) {
@@ -135,18 +137,9 @@ export async function createKnowledge(
     forgotten_at: null,
     forgotten_by: null,
   };
-  await rt.db.insertInto('knowledge_item').values(row).execute();
+  await inTransaction(rt.engine, (trx) => insertKnowledgeItem(trx, row));
   await rt.realms.invalidate(realmId);
   return toKnowledgeView(row);
-}
-
-function visible(db: Executor<EngineDb>, realmId: string, now: string) {
-  return db
-    .selectFrom('knowledge_item')
-    .selectAll()
-    .where('realm_id', '=', realmId)
-    .where('forgotten_at', 'is', null)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
 }
 
 export async function listKnowledge(
@@ -162,22 +155,21 @@ export async function listKnowledge(
   },
 ) {
   const realmId = requirePermission(principal, 'config:read');
-  let q = visible(rt.db, realmId, nowIso(rt));
-  if (query.cursor) q = q.where('id', '<', query.cursor);
   // Session-scoped items are found only through their session (search with its resume token), never listed.
-  q = query.scope ? q.where('scope', '=', query.scope) : q.where('scope', '!=', 'session');
-  if (query.agent_id) q = q.where('agent_id', '=', query.agent_id.toLowerCase());
-  if (query.user_id) q = q.where('user_id', '=', query.user_id);
-  const rows = await q
-    .orderBy('id', 'desc')
-    .limit(Math.min(500, query.tag ? 500 : query.limit + 1))
-    .execute();
+  const rows = await listKnowledgeRows(
+    rt.db,
+    realmId,
+    {
+      now: nowIso(rt),
+      afterId: cursorAfterId('knowledge', query.cursor),
+      scope: query.scope,
+      agentId: query.agent_id?.toLowerCase(),
+      userId: query.user_id,
+    },
+    Math.min(500, query.tag ? 500 : query.limit + 1),
+  );
   const filtered = query.tag ? rows.filter((row) => fromJsonColumn<string[]>(row.tags).includes(query.tag!)) : rows;
-  const page = filtered.slice(0, query.limit);
-  return {
-    data: page.map(toKnowledgeView),
-    next_cursor: filtered.length > query.limit ? page.at(-1)!.id : null,
-  };
+  return idPage('knowledge', filtered, query.limit, toKnowledgeView);
 }
 
 /**
@@ -196,22 +188,7 @@ export async function searchKnowledgeRows(
 ) {
   const wanted = terms(query);
   if (wanted.length === 0) return [];
-  const q = visible(db, realmId, now)
-    .where((eb) => {
-      const allowed = [eb('scope', '=', 'realm')];
-      if (audience.agentId) allowed.push(eb.and([eb('scope', '=', 'agent'), eb('agent_id', '=', audience.agentId)]));
-      if (audience.sessionId)
-        allowed.push(eb.and([eb('scope', '=', 'session'), eb('session_id', '=', audience.sessionId)]));
-      if (audience.userId) allowed.push(eb.and([eb('scope', '=', 'user'), eb('user_id', '=', audience.userId)]));
-      return eb.or(allowed);
-    })
-    .where((eb) =>
-      // Terms and search_text hold only letters, digits and spaces, so no LIKE wildcard needs escaping.
-      eb.or(wanted.map((term) => eb('search_text', 'like', `%${term}%`))),
-    )
-    .orderBy('id', 'desc')
-    .limit(200);
-  const rows = await q.execute();
+  const rows = await findKnowledgeCandidates(db, realmId, audience, wanted, now, 200);
   const scored = rows
     .filter((row) => !tags || tags.length === 0 || tags.some((tag) => fromJsonColumn<string[]>(row.tags).includes(tag)))
     .map((row) => {
@@ -269,27 +246,15 @@ export async function searchKnowledge(
 /** Forgets an item: its text is erased; the row stays as audit evidence (who, when, source, digest). */
 export async function forgetKnowledge(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
   const realmId = requirePermission(principal, 'runtime:run');
-  const changed = await rt.db
-    .updateTable('knowledge_item')
-    .set({ content: null, search_text: null, forgotten_at: nowIso(rt), forgotten_by: principal.identityId })
-    .where('realm_id', '=', realmId)
-    .where('id', '=', id.toLowerCase())
-    .where('forgotten_at', 'is', null)
-    .executeTakeFirst();
-  if (Number(changed.numUpdatedRows) !== 1) throw RuntimeErrors.notFound('Knowledge item', id);
+  const forgotten = { at: nowIso(rt), by: principal.identityId };
+  const changed = await inTransaction(rt.engine, (trx) =>
+    forgetKnowledgeItems(trx, realmId, { id: id.toLowerCase() }, forgotten),
+  );
+  if (changed !== 1) throw RuntimeErrors.notFound('Knowledge item', id);
   await rt.realms.invalidate(realmId);
 }
 
 /** Whether the realm has any knowledge (cached), so turns skip retrieval when there is none. */
 export async function realmHasKnowledge(rt: RuntimeContext, realmId: string): Promise<boolean> {
-  return rt.realms.get(realmId, 'knowledge-any', async () => {
-    const row = await rt.db
-      .selectFrom('knowledge_item')
-      .select('id')
-      .where('realm_id', '=', realmId)
-      .where('forgotten_at', 'is', null)
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
-  });
+  return rt.realms.get(realmId, 'knowledge-any', () => realmHasKnowledgeItems(rt.db, realmId));
 }

@@ -1,22 +1,25 @@
-import {
-  type Executor,
-  fromJsonColumn,
-  isUniqueViolation,
-  lockForTransaction,
-  toBoolean,
-  toIsoString,
-} from '@keel/core';
-import type { Selectable } from 'kysely';
+import { type Executor, fromJsonColumn, lockForTransaction, toBoolean, toIsoString } from '@keel/core';
 import type { EngineDb } from '../db/schema.ts';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
-import type { PromptTable } from '../runtime/db-tables.ts';
-import { idPage } from '../runtime/id-page.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
+import { cursorAfterId, idPage } from '../runtime/runtime-cursor.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import { inTransaction } from '../write.ts';
+import {
+  activatePromptRow,
+  countAgentsUsingPrompt,
+  countAgentsUsingPromptKey,
+  deletePromptRow,
+  findActivePromptOfKey,
+  findPromptRow,
+  insertPrompt,
+  latestPromptVersion,
+  listPromptRows,
+  type PromptRow,
+  updatePromptRow,
+} from './prompt-store.ts';
 import { templateProblems } from './render.ts';
-
-type PromptRow = Selectable<PromptTable>;
 
 export interface PromptInput {
   realm_id?: string | undefined;
@@ -58,43 +61,6 @@ function checkTemplate(content: string, variables: string[]) {
   if (problems.length > 0) throw RuntimeErrors.invalid(problems.join('; '));
 }
 
-async function findPromptRow(db: Executor<EngineDb>, realmId: string, id: string) {
-  return db
-    .selectFrom('prompt')
-    .selectAll()
-    .where('realm_id', '=', realmId)
-    .where('id', '=', id.toLowerCase())
-    .executeTakeFirst();
-}
-
-/** Agents whose system prompt is a version of this key (they run its active version). */
-async function agentsUsingKey(db: Executor<EngineDb>, realmId: string, key: string): Promise<number> {
-  const row = await db
-    .selectFrom('agent_config as a')
-    .innerJoin('prompt as p', 'p.id', 'a.system_prompt_id')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('a.realm_id', '=', realmId)
-    .where('p.key', '=', key)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
-async function activateRow(db: Executor<EngineDb>, row: PromptRow, now: string) {
-  await db
-    .updateTable('prompt')
-    .set({ is_active: false, updated_at: now })
-    .where('realm_id', '=', row.realm_id)
-    .where('key', '=', row.key)
-    .where('id', '!=', row.id)
-    .where('is_active', '=', true)
-    .execute();
-  await db
-    .updateTable('prompt')
-    .set({ is_active: true, activated_at: row.activated_at ?? now, updated_at: now })
-    .where('id', '=', row.id)
-    .execute();
-}
-
 /** A new version of the prompt `key` (version = latest + 1); active at once only when `is_active` is true. */
 export async function createPrompt(rt: RuntimeContext, principal: RuntimePrincipal, input: PromptInput) {
   const realmId = requirePermission(principal, 'config:write');
@@ -102,41 +68,30 @@ export async function createPrompt(rt: RuntimeContext, principal: RuntimePrincip
   const variables = input.variables ?? [];
   checkTemplate(input.content, variables);
   const now = nowIso(rt);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const row = await rt.db.transaction().execute(async (trx) => {
-        // Versions of one key are numbered one at a time (concurrent creators wait here, then see the new max).
-        await lockForTransaction(trx, `prompt|${realmId}|${input.key}`);
-        const latest = await trx
-          .selectFrom('prompt')
-          .select((eb) => eb.fn.max('version').as('v'))
-          .where('realm_id', '=', realmId)
-          .where('key', '=', input.key)
-          .executeTakeFirst();
-        const created: PromptRow = {
-          id: newId(),
-          realm_id: realmId,
-          key: input.key,
-          version: Number(latest?.v ?? 0) + 1,
-          name: input.name,
-          content: input.content,
-          variables: JSON.stringify(variables),
-          is_active: false,
-          activated_at: null,
-          created_at: now,
-          updated_at: now,
-        };
-        await trx.insertInto('prompt').values(created).execute();
-        if (input.is_active) await activateRow(trx, created, now);
-        return (await findPromptRow(trx, realmId, created.id))!;
-      });
-      await rt.realms.invalidate(realmId);
-      return toPromptView(row);
-    } catch (error) {
-      // Two versions of one key created at once: the unique (realm, key, version) index decides; take the next.
-      if (!isUniqueViolation(error) || attempt >= 3) throw error;
-    }
-  }
+  // Two versions of one key created at once: the unique (realm, key, version) index decides, and the write path
+  // runs the loser again, which then takes the next version.
+  const row = await inTransaction(rt.engine, async (trx) => {
+    // Versions of one key are numbered one at a time (concurrent creators wait here, then see the new max).
+    await lockForTransaction(trx, `prompt|${realmId}|${input.key}`);
+    const created: PromptRow = {
+      id: newId(),
+      realm_id: realmId,
+      key: input.key,
+      version: (await latestPromptVersion(trx, realmId, input.key)) + 1,
+      name: input.name,
+      content: input.content,
+      variables: JSON.stringify(variables),
+      is_active: false,
+      activated_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertPrompt(trx, created);
+    if (input.is_active) await activatePromptRow(trx, created, now);
+    return (await findPromptRow(trx, realmId, created.id))!;
+  });
+  await rt.realms.invalidate(realmId);
+  return toPromptView(row);
 }
 
 export async function listPrompts(
@@ -145,15 +100,13 @@ export async function listPrompts(
   query: { limit: number; cursor?: string | undefined; key?: string | undefined; is_active?: boolean | undefined },
 ) {
   const realmId = requirePermission(principal, 'config:read');
-  let q = rt.db.selectFrom('prompt').selectAll().where('realm_id', '=', realmId);
-  if (query.cursor) q = q.where('id', '<', query.cursor);
-  if (query.key) q = q.where('key', '=', query.key);
-  if (query.is_active !== undefined) q = q.where('is_active', '=', query.is_active);
-  const rows = await q
-    .orderBy('id', 'desc')
-    .limit(query.limit + 1)
-    .execute();
-  return idPage(rows, query.limit, toPromptView);
+  const rows = await listPromptRows(
+    rt.db,
+    realmId,
+    { afterId: cursorAfterId('prompts', query.cursor), key: query.key, isActive: query.is_active },
+    query.limit + 1,
+  );
+  return idPage('prompts', rows, query.limit, toPromptView);
 }
 
 export async function getPrompt(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
@@ -172,7 +125,7 @@ export async function updatePrompt(rt: RuntimeContext, principal: RuntimePrincip
   const realmId = requirePermission(principal, 'config:write');
   checkRealmField(principal, input.realm_id);
   const now = nowIso(rt);
-  await rt.db.transaction().execute(async (trx) => {
+  await inTransaction(rt.engine, async (trx) => {
     const row = await findPromptRow(trx, realmId, id);
     if (!row) throw RuntimeErrors.notFound('Prompt', id);
     if (input.key !== row.key) throw RuntimeErrors.invalid(`key cannot change (this version belongs to ${row.key})`);
@@ -183,18 +136,19 @@ export async function updatePrompt(rt: RuntimeContext, principal: RuntimePrincip
       if (row.activated_at !== null) throw RuntimeErrors.promptImmutable(row.id);
       checkTemplate(input.content, variables);
     }
-    await trx
-      .updateTable('prompt')
-      .set({ name: input.name, content: input.content, variables: JSON.stringify(variables), updated_at: now })
-      .where('id', '=', row.id)
-      .execute();
-    if (input.is_active === true && !toBoolean(row.is_active)) await activateRow(trx, row, now);
+    await updatePromptRow(trx, row.id, {
+      name: input.name,
+      content: input.content,
+      variables: JSON.stringify(variables),
+      updated_at: now,
+    });
+    if (input.is_active === true && !toBoolean(row.is_active)) await activatePromptRow(trx, row, now);
     if (input.is_active === false && toBoolean(row.is_active)) {
-      if ((await agentsUsingKey(trx, realmId, row.key)) > 0)
+      if ((await countAgentsUsingPromptKey(trx, realmId, row.key)) > 0)
         throw RuntimeErrors.inUse(
           `Agents run prompt ${row.key}: activate another version instead of deactivating this one`,
         );
-      await trx.updateTable('prompt').set({ is_active: false, updated_at: now }).where('id', '=', row.id).execute();
+      await updatePromptRow(trx, row.id, { is_active: false, updated_at: now });
     }
   });
   await rt.realms.invalidate(realmId);
@@ -204,10 +158,10 @@ export async function updatePrompt(rt: RuntimeContext, principal: RuntimePrincip
 /** Makes this version the active one of its key (the others of the key become inactive). */
 export async function activatePrompt(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
   const realmId = requirePermission(principal, 'config:write');
-  await rt.db.transaction().execute(async (trx) => {
+  await inTransaction(rt.engine, async (trx) => {
     const row = await findPromptRow(trx, realmId, id);
     if (!row) throw RuntimeErrors.notFound('Prompt', id);
-    await activateRow(trx, row, nowIso(rt));
+    await activatePromptRow(trx, row, nowIso(rt));
   });
   await rt.realms.invalidate(realmId);
   return getPrompt(rt, principal, id);
@@ -216,20 +170,14 @@ export async function activatePrompt(rt: RuntimeContext, principal: RuntimePrinc
 /** Deletes a version no agent references and that is not the active version of a key agents run. */
 export async function deletePrompt(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
   const realmId = requirePermission(principal, 'config:write');
-  await rt.db.transaction().execute(async (trx) => {
+  await inTransaction(rt.engine, async (trx) => {
     const row = await findPromptRow(trx, realmId, id);
     if (!row) throw RuntimeErrors.notFound('Prompt', id);
-    const direct = await trx
-      .selectFrom('agent_config')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('realm_id', '=', realmId)
-      .where('system_prompt_id', '=', row.id)
-      .executeTakeFirstOrThrow();
-    if (Number(direct.n) > 0)
-      throw RuntimeErrors.inUse(`Prompt ${row.id} is the system prompt of ${direct.n} agent(s)`);
-    if (toBoolean(row.is_active) && (await agentsUsingKey(trx, realmId, row.key)) > 0)
+    const direct = await countAgentsUsingPrompt(trx, realmId, row.id);
+    if (direct > 0) throw RuntimeErrors.inUse(`Prompt ${row.id} is the system prompt of ${direct} agent(s)`);
+    if (toBoolean(row.is_active) && (await countAgentsUsingPromptKey(trx, realmId, row.key)) > 0)
       throw RuntimeErrors.inUse(`Prompt ${row.id} is the active version of ${row.key}, which agents run`);
-    await trx.deleteFrom('prompt').where('id', '=', row.id).execute();
+    await deletePromptRow(trx, row.id);
   });
   await rt.realms.invalidate(realmId);
 }
@@ -241,16 +189,7 @@ export async function loadActivePrompt(
   id: string,
 ): Promise<ActivePrompt | undefined> {
   return rt.realms.get(realmId, `prompt:${id}`, async () => {
-    const row = await rt.db
-      .selectFrom('prompt as p')
-      .innerJoin('prompt as active', (join) =>
-        join.onRef('active.realm_id', '=', 'p.realm_id').onRef('active.key', '=', 'p.key'),
-      )
-      .select(['active.id', 'active.key', 'active.version', 'active.content', 'active.variables'])
-      .where('p.realm_id', '=', realmId)
-      .where('p.id', '=', id)
-      .where('active.is_active', '=', true)
-      .executeTakeFirst();
+    const row = await findActivePromptOfKey(rt.db, realmId, id);
     return row
       ? {
           id: row.id,

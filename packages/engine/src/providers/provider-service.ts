@@ -7,20 +7,28 @@ import {
   toBoolean,
   toIsoString,
 } from '@keel/core';
-import type { Selectable } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
-import type { AiProviderTable } from '../runtime/db-tables.ts';
-import { idPage } from '../runtime/id-page.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
+import { cursorAfterId, idPage } from '../runtime/runtime-cursor.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import { inTransaction } from '../write.ts';
 import type { ProviderRecord } from './model-clients.ts';
 import { priceNumber, priceText } from './pricing.ts';
+import {
+  clearOtherDefaultProviders,
+  countAgentsUsingProvider,
+  deleteProviderRow,
+  findDefaultProviderRow,
+  findProviderRow,
+  insertProvider,
+  listProviderRows,
+  type ProviderRow,
+  updateProviderRow,
+} from './provider-store.ts';
 import { findTemplate, PROVIDER_TEMPLATES, settingsProblems } from './provider-templates.ts';
-
-type ProviderRow = Selectable<AiProviderTable>;
 
 /** A provider write as the API takes it (POST and PUT). */
 export interface ProviderInput {
@@ -154,25 +162,6 @@ async function providerFields(rt: RuntimeContext, input: ProviderInput, keepSeal
   };
 }
 
-async function findProviderRow(db: Executor<EngineDb>, realmId: string, id: string) {
-  return db
-    .selectFrom('ai_provider')
-    .selectAll()
-    .where('realm_id', '=', realmId)
-    .where('id', '=', id.toLowerCase())
-    .executeTakeFirst();
-}
-
-async function clearOtherDefaults(db: Executor<EngineDb>, realmId: string, keepId: string, now: string) {
-  await db
-    .updateTable('ai_provider')
-    .set({ is_default: false, updated_at: now })
-    .where('realm_id', '=', realmId)
-    .where('id', '!=', keepId)
-    .where('is_default', '=', true)
-    .execute();
-}
-
 function nameTaken(error: unknown, name: string): never {
   if (isUniqueViolation(error)) throw RuntimeErrors.nameTaken(`A provider named ${name} exists in this realm`);
   throw error;
@@ -184,13 +173,10 @@ export async function createProvider(rt: RuntimeContext, principal: RuntimePrinc
   const fields = await providerFields(rt, input, null);
   const now = nowIso(rt);
   const row: ProviderRow = { id: newId(), realm_id: realmId, ...fields, created_at: now, updated_at: now };
-  await rt.db
-    .transaction()
-    .execute(async (trx) => {
-      await trx.insertInto('ai_provider').values(row).execute();
-      if (fields.is_default) await clearOtherDefaults(trx, realmId, row.id, now);
-    })
-    .catch((error) => nameTaken(error, input.name));
+  await inTransaction(rt.engine, async (trx) => {
+    await insertProvider(trx, row);
+    if (fields.is_default) await clearOtherDefaultProviders(trx, realmId, row.id, now);
+  }).catch((error) => nameTaken(error, input.name));
   await rt.realms.invalidate(realmId);
   return toProviderView(row);
 }
@@ -201,15 +187,13 @@ export async function listProviders(
   query: { limit: number; cursor?: string | undefined; type?: string | undefined; is_active?: boolean | undefined },
 ) {
   const realmId = requirePermission(principal, 'config:read');
-  let q = rt.db.selectFrom('ai_provider').selectAll().where('realm_id', '=', realmId);
-  if (query.cursor) q = q.where('id', '<', query.cursor);
-  if (query.type) q = q.where('type', '=', query.type);
-  if (query.is_active !== undefined) q = q.where('is_active', '=', query.is_active);
-  const rows = await q
-    .orderBy('id', 'desc')
-    .limit(query.limit + 1)
-    .execute();
-  return idPage(rows, query.limit, toProviderView);
+  const rows = await listProviderRows(
+    rt.db,
+    realmId,
+    { afterId: cursorAfterId('providers', query.cursor), type: query.type, isActive: query.is_active },
+    query.limit + 1,
+  );
+  return idPage('providers', rows, query.limit, toProviderView);
 }
 
 export async function getProvider(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
@@ -232,17 +216,10 @@ export async function updateProvider(
   if (!existing) throw RuntimeErrors.notFound('Provider', id);
   const fields = await providerFields(rt, input, existing.api_key_sealed);
   const now = nowIso(rt);
-  await rt.db
-    .transaction()
-    .execute(async (trx) => {
-      await trx
-        .updateTable('ai_provider')
-        .set({ ...fields, updated_at: now })
-        .where('id', '=', existing.id)
-        .execute();
-      if (fields.is_default) await clearOtherDefaults(trx, realmId, existing.id, now);
-    })
-    .catch((error) => nameTaken(error, input.name));
+  await inTransaction(rt.engine, async (trx) => {
+    await updateProviderRow(trx, existing.id, { ...fields, updated_at: now });
+    if (fields.is_default) await clearOtherDefaultProviders(trx, realmId, existing.id, now);
+  }).catch((error) => nameTaken(error, input.name));
   rt.models.drop(existing.id);
   await rt.realms.invalidate(realmId);
   return getProvider(rt, principal, existing.id);
@@ -259,11 +236,8 @@ export async function toggleProvider(
   const existing = await findProviderRow(rt.db, realmId, id);
   if (!existing) throw RuntimeErrors.notFound('Provider', id);
   const next = isActive ?? !toBoolean(existing.is_active);
-  await rt.db
-    .updateTable('ai_provider')
-    .set({ is_active: next, updated_at: nowIso(rt) })
-    .where('id', '=', existing.id)
-    .execute();
+  const now = nowIso(rt);
+  await inTransaction(rt.engine, (trx) => updateProviderRow(trx, existing.id, { is_active: next, updated_at: now }));
   rt.models.drop(existing.id);
   await rt.realms.invalidate(realmId);
   return getProvider(rt, principal, existing.id);
@@ -272,22 +246,15 @@ export async function toggleProvider(
 /** Deletes a provider that no agent uses (directly, or as the realm default for agents without one). */
 export async function deleteProvider(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
   const realmId = requirePermission(principal, 'config:write');
-  await rt.db.transaction().execute(async (trx) => {
+  await inTransaction(rt.engine, async (trx) => {
     const existing = await findProviderRow(trx, realmId, id);
     if (!existing) throw RuntimeErrors.notFound('Provider', id);
-    let users = trx
-      .selectFrom('agent_config')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('realm_id', '=', realmId);
-    users = toBoolean(existing.is_default)
-      ? users.where((eb) => eb.or([eb('ai_provider_id', '=', existing.id), eb('ai_provider_id', 'is', null)]))
-      : users.where('ai_provider_id', '=', existing.id);
-    const count = Number((await users.executeTakeFirstOrThrow()).n);
+    const count = await countAgentsUsingProvider(trx, realmId, existing.id, toBoolean(existing.is_default));
     if (count > 0)
       throw RuntimeErrors.inUse(
         `Provider ${existing.id} is used by ${count} agent configuration(s)${toBoolean(existing.is_default) ? ' (directly or as the realm default)' : ''}`,
       );
-    await trx.deleteFrom('ai_provider').where('id', '=', existing.id).execute();
+    await deleteProviderRow(trx, existing.id);
   });
   rt.models.drop(id.toLowerCase());
   await rt.realms.invalidate(realmId);
@@ -300,9 +267,7 @@ export async function loadProvider(
   id: string | null,
 ): Promise<ProviderRecord | undefined> {
   return rt.realms.get(realmId, `provider:${id ?? 'default'}`, async () => {
-    let q = rt.db.selectFrom('ai_provider').selectAll().where('realm_id', '=', realmId);
-    q = id === null ? q.where('is_default', '=', true) : q.where('id', '=', id);
-    const row = await q.executeTakeFirst();
+    const row = await (id === null ? findDefaultProviderRow(rt.db, realmId) : findProviderRow(rt.db, realmId, id));
     return row ? toProviderRecord(row) : undefined;
   });
 }

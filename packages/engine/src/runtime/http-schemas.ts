@@ -38,7 +38,12 @@ export const IdParams = Type.Object({ id: Uuid() });
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  cursor: Type.Optional(Type.String({ maxLength: 64, description: '`next_cursor` of the previous page' })),
+  cursor: Type.Optional(
+    Type.String({
+      maxLength: 512,
+      description: '`next_cursor` of the previous page (opaque; an edited cursor is a 400)',
+    }),
+  ),
 };
 
 /** A free-form JSON object (typed as a record). */

@@ -1,7 +1,5 @@
-import { claimIdempotencyKey, type Executor, type IdempotencyClaim, type IdempotentResponse } from '@keel/core';
+import { claimIdempotencyKey, type IdempotencyClaim, type IdempotentResponse } from '@keel/core';
 import { type AgentRuntime, loadAgent, resolveAgent } from '../agents/agent-service.ts';
-import { param, preparedQuery } from '../db/prepared.ts';
-import type { EngineDb } from '../db/schema.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { realmHasKnowledge, searchKnowledgeRows } from '../knowledge/knowledge-service.ts';
@@ -12,6 +10,8 @@ import { costPicos, picosText } from '../providers/pricing.ts';
 import { loadProvider } from '../providers/provider-service.ts';
 import { appendMessages, recentTurns, stateVariables, userContextValues } from '../sessions/session-data-service.ts';
 import { accessSession, effectiveStatus, type SessionRecord, toSessionRecord } from '../sessions/session-service.ts';
+import { updateSessionRow } from '../sessions/session-store.ts';
+import { inTransaction } from '../write.ts';
 import {
   type ActionType,
   type ClientCapabilities,
@@ -19,6 +19,7 @@ import {
   type NormalizedAction,
   sanitizeHandoff,
 } from './actions.ts';
+import { insertExecution } from './execution-store.ts';
 import type { FlowSelection, RunContext } from './extensions.ts';
 import { checkJson } from './json-bounds.ts';
 import { BudgetExceeded, createRunBudget, type RunBudget } from './run-budget.ts';
@@ -28,37 +29,6 @@ import { asksForSensitiveData } from './sensitive-data.ts';
 
 /** A run's claim older than this is taken as abandoned (its process died): runs call a model and may be slow. */
 const RUN_ABANDONED_MS = 10 * 60 * 1000;
-
-const EXECUTION_COLUMNS = [
-  'id',
-  'realm_id',
-  'agent_id',
-  'session_id',
-  'flow_id',
-  'kind',
-  'mode',
-  'status',
-  'trace_id',
-  'action_type',
-  'result',
-  'usage',
-  'pinned',
-  'error_code',
-  'created_by',
-  'created_at',
-  'completed_at',
-] as const;
-
-const executionInsert = preparedQuery((db) =>
-  db
-    .insertInto('execution')
-    .values(Object.fromEntries(EXECUTION_COLUMNS.map((column) => [column, param(column)])) as never),
-);
-
-/** Records a run (a prepared statement: one per turn). */
-function insertExecution(db: Executor<EngineDb>, row: Record<(typeof EXECUTION_COLUMNS)[number], unknown>) {
-  return executionInsert(db, row);
-}
 
 /** The runtime execute contract version; omitted means this one, any other pinned value is a 400. */
 export const CONTRACT_VERSION = '2026-08-22';
@@ -533,7 +503,7 @@ async function execute(
       created_at: createdAt,
     };
     const retain = agent.settings.data_handling === 'standard';
-    await rt.db.transaction().execute(async (trx) => {
+    await inTransaction(rt.engine, async (trx) => {
       await insertExecution(trx, {
         id: executionId,
         realm_id: realmId,
@@ -575,18 +545,8 @@ async function execute(
             createdAt,
             expiresAt,
           );
-        else
-          await trx
-            .updateTable('runtime_session')
-            .set({ expires_at: expiresAt, updated_at: createdAt })
-            .where('id', '=', session.id)
-            .execute();
-        if (outcome.flow?.pin)
-          await trx
-            .updateTable('runtime_session')
-            .set({ flow_id: outcome.flow.flowId })
-            .where('id', '=', session.id)
-            .execute();
+        else await updateSessionRow(trx, session.id, { expires_at: expiresAt, updated_at: createdAt });
+        if (outcome.flow?.pin) await updateSessionRow(trx, session.id, { flow_id: outcome.flow.flowId });
       }
       await claim?.complete(trx, 200, result);
     });

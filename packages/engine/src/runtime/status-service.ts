@@ -1,77 +1,40 @@
-import type { SelectQueryBuilder } from 'kysely';
 import { SETTING_BOUNDS } from '../agents/agent-settings.ts';
-import type { EngineDb } from '../db/schema.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { PROVIDER_TEMPLATES } from '../providers/provider-templates.ts';
 import { MAX_SESSION_MESSAGES } from '../sessions/session-service.ts';
 import { ACTION_DESCRIPTIONS, ACTION_TYPES } from './actions.ts';
 import { CONTRACT_VERSION } from './orchestrator.ts';
 import type { RuntimeContext } from './runtime-context.ts';
+import { realmRuntimeFacts } from './status-store.ts';
 
 const ENGINE_RUNTIME_VERSION = '2026-11-22';
-
-async function count<T extends keyof EngineDb>(
-  query: SelectQueryBuilder<EngineDb, T, Record<never, never>>,
-): Promise<number> {
-  const row = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number((row as { n: unknown }).n);
-}
 
 /** The realm's runtime: counts, defaults and configuration issues (what would stop a turn). */
 export async function runtimeStatus(rt: RuntimeContext, principal: RuntimePrincipal) {
   const realmId = requirePermission(principal, 'config:read');
   const now = new Date(rt.clock()).toISOString();
-  const db = rt.db;
-  const [providers, activeProviders, activePrompts, agents, configured, activeSessions] = await Promise.all([
-    count(db.selectFrom('ai_provider').where('realm_id', '=', realmId)),
-    count(db.selectFrom('ai_provider').where('realm_id', '=', realmId).where('is_active', '=', true)),
-    count(db.selectFrom('prompt').where('realm_id', '=', realmId).where('is_active', '=', true)),
-    count(db.selectFrom('identity').where('realm_id', '=', realmId).where('user_type', '=', 'agent')),
-    count(db.selectFrom('agent_config').where('realm_id', '=', realmId)),
-    count(
-      db
-        .selectFrom('runtime_session')
-
-        .where('realm_id', '=', realmId)
-        .where('status', '=', 'active')
-        .where('expires_at', '>', now),
-    ),
-  ]);
-  const defaultProvider = await db
-    .selectFrom('ai_provider')
-    .select(['id', 'is_active'])
-    .where('realm_id', '=', realmId)
-    .where('is_default', '=', true)
-    .executeTakeFirst();
-  const defaultAgent = await db
-    .selectFrom('agent_config')
-    .select('agent_id')
-    .where('realm_id', '=', realmId)
-    .where('is_default', '=', true)
-    .executeTakeFirst();
-  const withoutProvider = await count(
-    db.selectFrom('agent_config').where('realm_id', '=', realmId).where('ai_provider_id', 'is', null),
-  );
+  const facts = await realmRuntimeFacts(rt.db, realmId, now);
+  const { defaultProvider } = facts;
   const issues: string[] = [];
-  if (activeProviders === 0) issues.push('no active provider');
-  if (withoutProvider > 0 && !defaultProvider)
-    issues.push(`${withoutProvider} agent(s) have no ai_provider_id and the realm has no default provider`);
+  if (facts.activeProviders === 0) issues.push('no active provider');
+  if (facts.agentsWithoutProvider > 0 && !defaultProvider)
+    issues.push(`${facts.agentsWithoutProvider} agent(s) have no ai_provider_id and the realm has no default provider`);
   if (defaultProvider && !defaultProvider.is_active) issues.push('the default provider is inactive');
-  if (!defaultAgent) issues.push('no default agent: requests without agent_id need a matching profile rule');
+  if (!facts.defaultAgentId) issues.push('no default agent: requests without agent_id need a matching profile rule');
   return {
     realm_id: realmId,
     status: issues.length === 0 ? 'ready' : 'degraded',
     contract_version: CONTRACT_VERSION,
     counts: {
-      providers,
-      active_providers: activeProviders,
-      active_prompts: activePrompts,
-      agents,
-      configured_agents: configured,
-      active_sessions: activeSessions,
+      providers: facts.providers,
+      active_providers: facts.activeProviders,
+      active_prompts: facts.activePrompts,
+      agents: facts.agents,
+      configured_agents: facts.configuredAgents,
+      active_sessions: facts.activeSessions,
     },
     default_provider_id: defaultProvider?.id ?? null,
-    default_agent_id: defaultAgent?.agent_id ?? null,
+    default_agent_id: facts.defaultAgentId ?? null,
     issues,
     checked_at: now,
   };

@@ -9,6 +9,7 @@ import { loadProvider } from '../providers/provider-service.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import { inTransaction } from '../write.ts';
 import {
   bumpMessageCount,
   deleteStateValue,
@@ -29,7 +30,8 @@ import {
   updateStateValue,
   upsertUserContext,
 } from './session-data-store.ts';
-import { accessSession, effectiveStatus, MAX_SESSION_MESSAGES, type SessionRow } from './session-service.ts';
+import { accessSession, effectiveStatus, MAX_SESSION_MESSAGES } from './session-service.ts';
+import type { SessionRow } from './session-store.ts';
 
 /** Typed state keys one session holds at most. */
 export const MAX_STATE_KEYS = 100;
@@ -121,11 +123,9 @@ export async function postMessage(
   if (status !== 'active') throw RuntimeErrors.sessionNotActive(session.id, status);
   rt.scanner.reject(input.content, 'body/content', 'conversation');
   const nowText = new Date(now).toISOString();
-  const seq = await rt.db
-    .transaction()
-    .execute((trx) =>
-      appendMessages(trx, session, [input], nowText, new Date(now + session.ttl_seconds * 1000).toISOString()),
-    );
+  const seq = await inTransaction(rt.engine, (trx) =>
+    appendMessages(trx, session, [input], nowText, new Date(now + session.ttl_seconds * 1000).toISOString()),
+  );
   const row = await getMessageBySeq(rt.db, session.id, seq);
   return toMessageView(row);
 }
@@ -184,7 +184,7 @@ export async function putState(
   }
   rt.scanner.reject(values, 'body/state', 'stored');
   const nowText = new Date(now).toISOString();
-  await rt.db.transaction().execute(async (trx) => {
+  await inTransaction(rt.engine, async (trx) => {
     const existing = new Map((await listStateVersions(trx, session.id)).map((row) => [row.key, row]));
     const added = entries.filter(([key]) => !existing.has(key)).length;
     if (existing.size + added > MAX_STATE_KEYS)
@@ -241,7 +241,7 @@ export async function forgetState(
   const realmId = requirePermission(principal, 'runtime:run');
   const session = await accessSession(rt, principal, realmId, sessionId, resumeToken);
   const nowText = nowIso(rt);
-  await rt.db.transaction().execute(async (trx) => {
+  await inTransaction(rt.engine, async (trx) => {
     const current = await findStateVersion(trx, session.id, key);
     if (!current) throw RuntimeErrors.notFound('State key', key);
     await deleteStateValue(trx, session.id, key);
@@ -292,13 +292,15 @@ export async function putUserContext(
   const text = checkJson(context, 'context')!;
   rt.scanner.reject(context, 'body/context', 'stored');
   const now = nowIso(rt);
-  await upsertUserContext(rt.db, {
-    realm_id: realmId,
-    user_id: userId,
-    context: text,
-    updated_by: principal.identityId,
-    updated_at: now,
-  });
+  await inTransaction(rt.engine, (trx) =>
+    upsertUserContext(trx, {
+      realm_id: realmId,
+      user_id: userId,
+      context: text,
+      updated_by: principal.identityId,
+      updated_at: now,
+    }),
+  );
   return getUserContext(rt, principal, userId);
 }
 
@@ -375,6 +377,6 @@ export async function summarizeSession(
     }
   }
   const now = nowIso(rt);
-  await saveSessionSummary(rt.db, session.id, summary, now);
+  await inTransaction(rt.engine, (trx) => saveSessionSummary(trx, session.id, summary, now));
   return { session_id: session.id, summary, method, message_count: session.message_count, updated_at: now };
 }

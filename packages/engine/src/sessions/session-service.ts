@@ -1,26 +1,26 @@
-import {
-  constantTimeEqual,
-  type Executor,
-  fromJsonColumn,
-  generateKey,
-  sha256Hex,
-  toBoolean,
-  toIsoString,
-} from '@keel/core';
-import type { Selectable } from 'kysely';
+import { constantTimeEqual, fromJsonColumn, generateKey, sha256Hex, toBoolean, toIsoString } from '@keel/core';
 import { loadAgent } from '../agents/agent-service.ts';
-import { param, preparedQuery } from '../db/prepared.ts';
-import type { EngineDb } from '../db/schema.ts';
 import { findMemberIdentity } from '../identity/identity-store.ts';
 import { allows, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
-import type { RuntimeSessionTable } from '../runtime/db-tables.ts';
-import { idPage } from '../runtime/id-page.ts';
+import { forgetKnowledgeItems } from '../knowledge/knowledge-store.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
+import { cursorAfterId, idPage } from '../runtime/runtime-cursor.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
-
-export type SessionRow = Selectable<RuntimeSessionTable>;
+import { inTransaction } from '../write.ts';
+import {
+  deleteSessionMessages,
+  deleteSessionRow,
+  deleteSessionState,
+  endActiveSession,
+  findSessionRow,
+  insertSession,
+  listSessionRows,
+  type SessionRow,
+  swapResumeToken,
+  updateSessionRow,
+} from './session-store.ts';
 
 /** Messages one session keeps at most. */
 export const MAX_SESSION_MESSAGES = 1000;
@@ -87,19 +87,6 @@ export function toSessionView(row: SessionRow, now: number) {
     updated_at: toIsoString(row.updated_at),
     ended_at: row.ended_at === null ? null : toIsoString(row.ended_at),
   };
-}
-
-const sessionQuery = preparedQuery((db) =>
-  db.selectFrom('runtime_session').selectAll().where('realm_id', '=', param('realmId')).where('id', '=', param('id')),
-);
-
-/** A session of the realm by id (a prepared query: every turn reads it). */
-export async function findSessionRow(
-  db: Executor<EngineDb>,
-  realmId: string,
-  id: string,
-): Promise<SessionRow | undefined> {
-  return (await sessionQuery(db, { realmId, id: id.toLowerCase() }))[0];
 }
 
 function newResumeToken(): { token: string; hash: string } {
@@ -202,7 +189,7 @@ export async function createSession(rt: RuntimeContext, principal: RuntimePrinci
     updated_at: new Date(now).toISOString(),
     ended_at: null,
   };
-  await rt.db.insertInto('runtime_session').values(row).execute();
+  await inTransaction(rt.engine, (trx) => insertSession(trx, row));
   return {
     session_id: row.id,
     resume_token: resume.token,
@@ -225,20 +212,20 @@ export async function listSessions(
 ) {
   const realmId = requirePermission(principal, 'config:read');
   const now = rt.clock();
-  const nowText = new Date(now).toISOString();
-  let q = rt.db.selectFrom('runtime_session').selectAll().where('realm_id', '=', realmId);
-  if (query.cursor) q = q.where('id', '<', query.cursor);
-  if (query.agent_id) q = q.where('agent_id', '=', query.agent_id.toLowerCase());
-  if (query.subject_type) q = q.where('subject_type', '=', query.subject_type);
-  if (query.channel) q = q.where('channel', '=', query.channel);
-  if (query.status === 'active') q = q.where('status', '=', 'active').where('expires_at', '>', nowText);
-  else if (query.status === 'expired') q = q.where('status', '=', 'active').where('expires_at', '<=', nowText);
-  else if (query.status) q = q.where('status', '=', query.status);
-  const rows = await q
-    .orderBy('id', 'desc')
-    .limit(query.limit + 1)
-    .execute();
-  return idPage(rows, query.limit, (row) => toSessionView(row, now));
+  const rows = await listSessionRows(
+    rt.db,
+    realmId,
+    {
+      afterId: cursorAfterId('sessions', query.cursor),
+      agentId: query.agent_id?.toLowerCase(),
+      subjectType: query.subject_type,
+      channel: query.channel,
+      status: query.status,
+      now: new Date(now).toISOString(),
+    },
+    query.limit + 1,
+  );
+  return idPage('sessions', rows, query.limit, (row) => toSessionView(row, now));
 }
 
 export async function getSession(
@@ -301,7 +288,7 @@ export async function updateSession(
     changes.ttl_seconds = ttl;
     changes.expires_at = new Date(now + ttl * 1000).toISOString();
   }
-  await rt.db.updateTable('runtime_session').set(changes).where('id', '=', row.id).execute();
+  await inTransaction(rt.engine, (trx) => updateSessionRow(trx, row.id, changes));
   return toSessionView((await findSessionRow(rt.db, realmId, row.id))!, now);
 }
 
@@ -315,17 +302,11 @@ export async function deleteSession(
   const realmId = requirePermission(principal, 'runtime:run');
   const row = await accessSession(rt, principal, realmId, sessionId, resumeToken, { adminMay: true });
   const now = nowIso(rt);
-  await rt.db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('session_message').where('session_id', '=', row.id).execute();
-    await trx.deleteFrom('session_state').where('session_id', '=', row.id).execute();
-    await trx
-      .updateTable('knowledge_item')
-      .set({ content: null, search_text: null, forgotten_at: now, forgotten_by: principal.identityId })
-      .where('realm_id', '=', realmId)
-      .where('session_id', '=', row.id)
-      .where('forgotten_at', 'is', null)
-      .execute();
-    await trx.deleteFrom('runtime_session').where('id', '=', row.id).execute();
+  await inTransaction(rt.engine, async (trx) => {
+    await deleteSessionMessages(trx, row.id);
+    await deleteSessionState(trx, row.id);
+    await forgetKnowledgeItems(trx, realmId, { sessionId: row.id }, { at: now, by: principal.identityId });
+    await deleteSessionRow(trx, row.id);
   });
 }
 
@@ -342,16 +323,10 @@ export async function endSession(
   const now = rt.clock();
   requireActive(row, now);
   const nowText = new Date(now).toISOString();
-  await rt.db.transaction().execute(async (trx) => {
-    const changed = await trx
-      .updateTable('runtime_session')
-      .set({ status, ended_at: nowText, updated_at: nowText })
-      .where('id', '=', row.id)
-      .where('status', '=', 'active')
-      .executeTakeFirst();
-    if (Number(changed.numUpdatedRows) !== 1) throw RuntimeErrors.sessionNotActive(row.id, 'no longer active');
-    if (!toBoolean(row.transcript_retention))
-      await trx.deleteFrom('session_message').where('session_id', '=', row.id).execute();
+  await inTransaction(rt.engine, async (trx) => {
+    if (!(await endActiveSession(trx, row.id, status, nowText)))
+      throw RuntimeErrors.sessionNotActive(row.id, 'no longer active');
+    if (!toBoolean(row.transcript_retention)) await deleteSessionMessages(trx, row.id);
   });
   return toSessionView((await findSessionRow(rt.db, realmId, row.id))!, now);
 }
@@ -366,11 +341,9 @@ export async function resetSession(
   const realmId = requirePermission(principal, 'runtime:run');
   const row = await accessSession(rt, principal, realmId, sessionId, resumeToken);
   const now = rt.clock();
-  await rt.db
-    .updateTable('runtime_session')
-    .set({ flow_id: null, updated_at: new Date(now).toISOString() })
-    .where('id', '=', row.id)
-    .execute();
+  await inTransaction(rt.engine, (trx) =>
+    updateSessionRow(trx, row.id, { flow_id: null, updated_at: new Date(now).toISOString() }),
+  );
   return toSessionView((await findSessionRow(rt.db, realmId, row.id))!, now);
 }
 
@@ -420,19 +393,15 @@ export async function recoverResumeToken(rt: RuntimeContext, principal: RuntimeP
 async function rotate(rt: RuntimeContext, row: SessionRow, now: number, extra: Partial<SessionRow>) {
   const resume = newResumeToken();
   const expiresAt = new Date(now + row.ttl_seconds * 1000).toISOString();
-  const changed = await rt.db
-    .updateTable('runtime_session')
-    .set({
+  // Compare-and-swap on the version: of two concurrent rotations exactly one wins.
+  const swapped = await inTransaction(rt.engine, (trx) =>
+    swapResumeToken(trx, row.id, row.resume_token_version, {
       ...extra,
       resume_token_hash: resume.hash,
-      resume_token_version: row.resume_token_version + 1,
       expires_at: expiresAt,
       updated_at: new Date(now).toISOString(),
-    })
-    .where('id', '=', row.id)
-    // Compare-and-swap on the version: of two concurrent rotations exactly one wins.
-    .where('resume_token_version', '=', row.resume_token_version)
-    .executeTakeFirst();
-  if (Number(changed.numUpdatedRows) !== 1) throw RuntimeErrors.resumeTokenInvalid();
+    }),
+  );
+  if (!swapped) throw RuntimeErrors.resumeTokenInvalid();
   return { session_id: row.id, resume_token: resume.token, expires_at: expiresAt };
 }

@@ -1,6 +1,7 @@
 import { type Cache, type DeliveryTarget, type SecretBox, toBoolean } from '@keel/core';
 import type { Kysely } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
+import { findDestinationById } from './destination-store.ts';
 
 const CHANNEL = 'webhook-destinations-changed';
 const TTL_MS = 5000;
@@ -22,11 +23,7 @@ export async function createDestinationCache(
     async resolve(destinationId) {
       const hit = entries.get(destinationId);
       if (hit && hit.expiresAt > Date.now()) return hit.target;
-      const row = await db
-        .selectFrom('webhook_destination')
-        .selectAll()
-        .where('id', '=', destinationId)
-        .executeTakeFirst();
+      const row = await findDestinationById(db, destinationId);
       const target: DeliveryTarget | undefined =
         row && toBoolean(row.active)
           ? {

@@ -1,5 +1,6 @@
 import type { Executor } from '@keel/core';
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb, WebhookDestinationTable } from '../db/schema.ts';
 
 export type DestinationRow = Selectable<WebhookDestinationTable>;
@@ -78,4 +79,32 @@ export function listDestinationMessages(
 export function listAttemptsOf(db: Executor<EngineDb>, messageIds: string[]) {
   if (messageIds.length === 0) return Promise.resolve([]);
   return db.selectFrom('outbox_attempt').selectAll().where('message_id', 'in', messageIds).orderBy('attempt').execute();
+}
+
+/** A destination by id, whoever owns it (the delivery worker's lookup). */
+export function findDestinationById(db: Executor<EngineDb>, id: string): Promise<DestinationRow | undefined> {
+  return db.selectFrom('webhook_destination').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Every write asks this (usually for one merchant), so it is compiled once. */
+const activeDestinationsOfOne = preparedQuery((db) =>
+  db
+    .selectFrom('webhook_destination')
+    .select(['id', 'merchant_id', 'events'])
+    .where('merchant_id', '=', param('merchantId'))
+    .where('active', '=', true),
+);
+
+/** The active destinations of the merchants (id, owner and the JSON list of selected events). */
+export async function listActiveDestinationsOf(
+  db: Executor<EngineDb>,
+  merchantIds: readonly string[],
+): Promise<{ id: string; merchant_id: string; events: string }[]> {
+  if (merchantIds.length === 1) return activeDestinationsOfOne(db, { merchantId: merchantIds[0] });
+  return db
+    .selectFrom('webhook_destination')
+    .select(['id', 'merchant_id', 'events'])
+    .where('merchant_id', 'in', merchantIds)
+    .where('active', '=', true)
+    .execute();
 }

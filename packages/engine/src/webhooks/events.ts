@@ -1,7 +1,7 @@
 import { type Executor, enqueueOutbox, type NewOutboxMessage } from '@keel/core';
-import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
 import { publicId } from '../ids.ts';
+import { listActiveDestinationsOf } from './destination-store.ts';
 
 /** Version label of the outbound envelope schema. */
 export const WEBHOOK_SCHEMA_VERSION = '2026-11-21';
@@ -59,15 +59,6 @@ export interface EventSink {
   flush(trx: Executor<EngineDb>): Promise<number>;
 }
 
-/** Every write asks this (usually for one merchant), so it is compiled once. */
-const activeDestinationsOf = preparedQuery((db) =>
-  db
-    .selectFrom('webhook_destination')
-    .select(['id', 'merchant_id', 'events'])
-    .where('merchant_id', '=', param('merchantId'))
-    .where('active', '=', true),
-);
-
 export function createEventSink(): EventSink {
   let events: OutboundEvent[] = [];
   return {
@@ -79,15 +70,7 @@ export function createEventSink(): EventSink {
       const pending = events;
       events = [];
       const merchantIds = [...new Set(pending.map((e) => e.merchantId))];
-      const destinations =
-        merchantIds.length === 1
-          ? await activeDestinationsOf(trx, { merchantId: merchantIds[0] })
-          : await trx
-              .selectFrom('webhook_destination')
-              .select(['id', 'merchant_id', 'events'])
-              .where('merchant_id', 'in', merchantIds)
-              .where('active', '=', true)
-              .execute();
+      const destinations = await listActiveDestinationsOf(trx, merchantIds);
       if (destinations.length === 0) return 0;
       const selected = destinations.map((d) => ({
         id: d.id,

@@ -1,0 +1,74 @@
+import type { Executor } from '@keel/core';
+import type { Insertable } from 'kysely';
+import type { EngineDb } from '../db/schema.ts';
+import type { AgentConfigTable } from '../runtime/db-tables.ts';
+
+/** An agent identity of the realm with its configuration (configuration columns null when never configured). */
+export function findAgentWithConfig(db: Executor<EngineDb>, realmId: string, agentId: string) {
+  return db
+    .selectFrom('identity as i')
+    .leftJoin('agent_config as c', 'c.agent_id', 'i.id')
+    .select([
+      'i.id',
+      'i.username',
+      'i.status',
+      'c.system_prompt_id',
+      'c.ai_provider_id',
+      'c.default_flow_id',
+      'c.allowed_mcp_servers',
+      'c.metadata',
+      'c.settings',
+      'c.profile',
+      'c.is_default',
+      'c.updated_at',
+    ])
+    .where('i.id', '=', agentId.toLowerCase())
+    .where('i.realm_id', '=', realmId)
+    .where('i.user_type', '=', 'agent')
+    .executeTakeFirst();
+}
+
+export type AgentWithConfigRow = NonNullable<Awaited<ReturnType<typeof findAgentWithConfig>>>;
+
+/** Creates or replaces an agent's configuration (`created_at` is kept on replace). */
+export async function upsertAgentConfig(
+  db: Executor<EngineDb>,
+  row: Omit<Insertable<AgentConfigTable>, 'created_at'>,
+  now: string,
+): Promise<void> {
+  await db
+    .insertInto('agent_config')
+    .values({ ...row, created_at: now })
+    .onConflict((oc) => oc.column('agent_id').doUpdateSet(row))
+    .execute();
+}
+
+/** Clears the default flag of every agent configuration of the realm but `keepAgentId`'s. */
+export async function clearOtherDefaultAgents(
+  db: Executor<EngineDb>,
+  realmId: string,
+  keepAgentId: string,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('agent_config')
+    .set({ is_default: false, updated_at: now })
+    .where('realm_id', '=', realmId)
+    .where('agent_id', '!=', keepAgentId)
+    .where('is_default', '=', true)
+    .execute();
+}
+
+/** Active agents of the realm with a profile rule or the default flag, by agent id (at most 1,000). */
+export function listAgentProfileRows(db: Executor<EngineDb>, realmId: string) {
+  return db
+    .selectFrom('agent_config as c')
+    .innerJoin('identity as i', 'i.id', 'c.agent_id')
+    .select(['c.agent_id', 'c.profile', 'c.is_default'])
+    .where('c.realm_id', '=', realmId)
+    .where('i.status', '=', 'active')
+    .where((eb) => eb.or([eb('c.profile', 'is not', null), eb('c.is_default', '=', true)]))
+    .orderBy('c.agent_id')
+    .limit(1000)
+    .execute();
+}
