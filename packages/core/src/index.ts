@@ -51,7 +51,7 @@ export {
 
 export { compactOpenApi } from './http/compact-openapi.ts';
 export { type App, type CreateAppOptions, createApp } from './http/create-app.ts';
-export { decodeCursor, encodeCursor } from './http/cursor.ts';
+export { decodeCursor, encodeCursor, keysetPage } from './http/cursor.ts';
 export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';
 export { commonErrorResponses, errorBodySchema } from './http/error-schema.ts';
 export { idForLog } from './http/log-safe.ts';

@@ -192,10 +192,11 @@ test('store-backed services run no SQL themselves: their queries are store funct
       serviceSql(fs.readFileSync(path.join(PACKAGES, file), 'utf8')) !== undefined,
       `${file} runs no SQL any more: remove it from SERVICES_WITH_SQL`,
     );
-  const offenders = files.map((file) => ({
-    file,
-    why: serviceSql(fs.readFileSync(path.join(PACKAGES, file), 'utf8')),
-  }))
+  const offenders = files
+    .map((file) => ({
+      file,
+      why: serviceSql(fs.readFileSync(path.join(PACKAGES, file), 'utf8')),
+    }))
     .filter((x) => x.why !== undefined)
     .map((x) => `${x.file}: ${x.why}`);
   assert.deepEqual(offenders, []);

@@ -58,3 +58,6 @@ export const EngineErrors = {
   keyNotRevoked: createError('CATALOG_KEY_NOT_REVOKED', '%s', 409),
   procurementTransition: createError('PROCUREMENT_ORDER_TRANSITION', '%s', 409),
 } as const;
+
+/** A list's `cursor` that is not one of its `nextCursor`s (for core's `decodeCursor`): 400 `CATALOG_INVALID_FIELD`. */
+export const invalidCursor = () => EngineErrors.invalidField('cursor is not a cursor this list returned');

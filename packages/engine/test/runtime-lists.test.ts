@@ -2,34 +2,10 @@
 // made up or taken from another list is a 400 (never an empty page, never another list's rows).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { allPages, tamperCursor } from './cursor-pages.ts';
 import { type RuntimeUnderTest, sharedRuntime, startUpstream, testDatabaseTargets } from './runtime-helper.ts';
 
-/** Every id of a list, following `next_cursor` from the first page with `limit` 2. */
-async function allPages(engine: RuntimeUnderTest, token: string, path: string, id: (row: any) => string) {
-  const seen: string[] = [];
-  const cursors: string[] = [];
-  let cursor: string | null = null;
-  const separator = path.includes('?') ? '&' : '?';
-  do {
-    const url: string = `${path}${separator}limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const page = await engine.call('GET', url, { token });
-    assert.equal(page.status, 200, `${url}: ${JSON.stringify(page.body)}`);
-    assert.ok(page.body.data.length <= 2);
-    seen.push(...page.body.data.map(id));
-    cursor = page.body.next_cursor;
-    if (cursor) cursors.push(cursor);
-  } while (cursor && seen.length < 50);
-  return { seen, cursors };
-}
-
-function tamper(cursor: string): string {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  // Change one character of the id inside the cursor, keeping its checksum.
-  const edited = text.replace(/[0-9a-f](?=[^0-9a-f]*"\][^\]]*$)/, (c) => (c === '0' ? '1' : '0'));
-  assert.notEqual(edited, text);
-  return Buffer.from(edited, 'utf8').toString('base64url');
-}
-
+/** The list refuses `cursor` with a 400 that names the cursor. */
 async function expectBadCursor(engine: RuntimeUnderTest, token: string, path: string, cursor: string) {
   const separator = path.includes('?') ? '&' : '?';
   const reply = await engine.call('GET', `${path}${separator}cursor=${encodeURIComponent(cursor)}`, { token });
@@ -105,7 +81,7 @@ for (const target of testDatabaseTargets()) {
       ];
       const cursorOf = new Map<string, string>();
       for (const [path, id, created] of lists) {
-        const { seen, cursors } = await allPages(engine, token, path, id);
+        const { seen, cursors } = await allPages((url) => engine.call('GET', url, { token }), path, 'next_cursor', id);
         assert.deepEqual([...seen].sort(), [...created].sort(), `${path} shows every row once`);
         if (created.length > 2) {
           assert.ok(cursors.length > 0, `${path} has a next page`);
@@ -114,7 +90,7 @@ for (const target of testDatabaseTargets()) {
       }
       for (const [path, cursor] of cursorOf) {
         assert.doesNotMatch(cursor, /^[0-9a-f-]{36}$/, 'a cursor is no bare id');
-        await expectBadCursor(engine, token, path, tamper(cursor));
+        await expectBadCursor(engine, token, path, tamperCursor(cursor));
         await expectBadCursor(engine, token, path, `${cursor.slice(0, -2)}AA`);
         // A row id is no cursor, and neither is a cursor of another list.
         await expectBadCursor(engine, token, path, sessionIds[0]!);

@@ -43,3 +43,17 @@ export function decodeCursor<const S extends readonly ('string' | 'number')[]>(
   if (!position.every((value, i) => typeof value === shape[i])) throw invalid();
   return position as { [K in keyof S]: S[K] extends 'number' ? number : string };
 }
+
+/**
+ * One page of a keyset list fetched with `limit + 1` rows: the rows shown, and as `next` a cursor (`encodeCursor(kind,
+ * position(last row shown))`) when the extra row says more exist, else null.
+ */
+export function keysetPage<R>(
+  kind: string,
+  rows: readonly R[],
+  limit: number,
+  position: (row: R) => Position,
+): { rows: R[]; next: string | null } {
+  const shown = rows.slice(0, limit);
+  return { rows: shown, next: rows.length > limit ? encodeCursor(kind, position(shown.at(-1)!)) : null };
+}

@@ -1,7 +1,7 @@
-import { decodeCursor, type Executor, encodeCursor, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
+import { decodeCursor, type Executor, fromJsonColumn, keysetPage, toBoolean, toIsoString } from '@keel/core';
 import type { EngineContext } from '../context.ts';
 import type { EngineDb } from '../db/schema.ts';
-import { EngineErrors } from '../errors.ts';
+import { EngineErrors, invalidCursor } from '../errors.ts';
 import { isUuid, newId, publicId } from '../ids.ts';
 import { type Principal, requireStoreAccess, storesInScope } from '../merchants/principal.ts';
 import type { EventSink, OutboundEventName, WriteSource } from '../webhooks/events.ts';
@@ -28,8 +28,6 @@ import {
 } from './cart-store.ts';
 import { formatMinor, MAX_MINOR } from './money.ts';
 import { findProductsByCatalogIds, type ProductRow } from './product-store.ts';
-
-const INVALID_CURSOR = () => EngineErrors.invalidField('cursor is not a cursor this list returned');
 
 export type { CartItemRow, CartRow, CheckoutRow };
 
@@ -489,7 +487,7 @@ export async function listCarts(
   },
 ): Promise<{ data: CartView[]; nextCursor: string | null }> {
   const stores = storesInScope(principal, query.storeId);
-  const after = decodeCursor('cart', query.cursor, ['string', 'string'], INVALID_CURSOR);
+  const after = decodeCursor('cart', query.cursor, ['string', 'string'], invalidCursor);
   const rows = await listCartRows(ctx.db, {
     stores,
     status: query.status,
@@ -497,14 +495,8 @@ export async function listCarts(
     after,
     limit: query.limit,
   });
-  const page = rows.slice(0, query.limit);
-  const data = await Promise.all(page.map((cart) => cartResponse(ctx.db, cart)));
-  const last = page.at(-1);
-  return {
-    data,
-    nextCursor:
-      rows.length > query.limit && last ? encodeCursor('cart', [toIsoString(last.created_at), last.id]) : null,
-  };
+  const page = keysetPage('cart', rows, query.limit, (last) => [toIsoString(last.created_at), last.id]);
+  return { data: await Promise.all(page.rows.map((cart) => cartResponse(ctx.db, cart))), nextCursor: page.next };
 }
 
 export interface CheckoutView {

@@ -1,7 +1,7 @@
-import { decodeCursor, type Executor, encodeCursor, fromJsonColumn, isUniqueViolation, toIsoString } from '@keel/core';
+import { decodeCursor, type Executor, fromJsonColumn, isUniqueViolation, keysetPage, toIsoString } from '@keel/core';
 import type { EngineContext } from '../context.ts';
 import type { EngineDb } from '../db/schema.ts';
-import { EngineErrors } from '../errors.ts';
+import { EngineErrors, invalidCursor } from '../errors.ts';
 import { isUuid, newId, publicId } from '../ids.ts';
 import { type Principal, storesInScope } from '../merchants/principal.ts';
 import type { EventSink, WriteSource } from '../webhooks/events.ts';
@@ -17,8 +17,6 @@ import { formatMinor } from './money.ts';
 import { findOrderInStores, insertOrder, listOrderRows, type OrderRow, updateOrderInStatus } from './order-store.ts';
 import { toProductView } from './product-service.ts';
 import { deductInventory, findProductsByIds, restockInventory } from './product-store.ts';
-
-const INVALID_CURSOR = () => EngineErrors.invalidField('cursor is not a cursor this list returned');
 
 export type { OrderRow };
 
@@ -220,15 +218,10 @@ export async function listOrders(
   query: { storeId?: string | undefined; status?: string | undefined; limit: number; cursor?: string | undefined },
 ): Promise<{ data: OrderView[]; nextCursor: string | null }> {
   const stores = storesInScope(principal, query.storeId);
-  const after = decodeCursor('order', query.cursor, ['string', 'string'], INVALID_CURSOR);
+  const after = decodeCursor('order', query.cursor, ['string', 'string'], invalidCursor);
   const rows = await listOrderRows(ctx.db, { stores, status: query.status, after, limit: query.limit });
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return {
-    data: page.map(toOrderView),
-    nextCursor:
-      rows.length > query.limit && last ? encodeCursor('order', [toIsoString(last.created_at), last.id]) : null,
-  };
+  const page = keysetPage('order', rows, query.limit, (last) => [toIsoString(last.created_at), last.id]);
+  return { data: page.rows.map(toOrderView), nextCursor: page.next };
 }
 
 export interface OrderPatch {

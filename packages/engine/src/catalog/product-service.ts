@@ -4,12 +4,13 @@ import {
   type Executor,
   encodeCursor,
   fromJsonColumn,
+  keysetPage,
   toBoolean,
   toIsoString,
 } from '@keel/core';
 import type { EngineContext } from '../context.ts';
 import type { EngineDb } from '../db/schema.ts';
-import { EngineErrors } from '../errors.ts';
+import { EngineErrors, invalidCursor } from '../errors.ts';
 import { isUuid, newCatalogId, newId } from '../ids.ts';
 import { type Principal, requireStoreAccess, storesInScope } from '../merchants/principal.ts';
 import type { EventSink, WriteSource } from '../webhooks/events.ts';
@@ -31,8 +32,6 @@ import {
   updateProduct,
 } from './product-store.ts';
 import { searchTerms } from './search/index.ts';
-
-const INVALID_CURSOR = () => EngineErrors.invalidField('cursor is not a cursor this list returned');
 
 type JsonObject = Record<string, unknown>;
 
@@ -439,8 +438,8 @@ export interface ListQuery {
 
 /** The position of a product list cursor: `s` (a list: the last row's seq) or `q` (a search: the rows already shown). */
 function productCursor(cursor: string | undefined, kind: 's' | 'q'): number | undefined {
-  const position = decodeCursor(`products-${kind}`, cursor, ['number'], INVALID_CURSOR);
-  if (position && !(Number.isSafeInteger(position[0]) && position[0] >= 0)) throw INVALID_CURSOR();
+  const position = decodeCursor(`products-${kind}`, cursor, ['number'], invalidCursor);
+  if (position && !(Number.isSafeInteger(position[0]) && position[0] >= 0)) throw invalidCursor();
   return position?.[0];
 }
 
@@ -471,9 +470,6 @@ export async function listProductsFor(
     beforeSeq: productCursor(query.cursor, 's'),
     status: query.status,
   });
-  const page = rows.slice(0, query.limit);
-  return {
-    data: page.map(toProductView),
-    nextCursor: rows.length > query.limit ? encodeCursor('products-s', [Number(page.at(-1)!.seq)]) : null,
-  };
+  const page = keysetPage('products-s', rows, query.limit, (row) => [Number(row.seq)]);
+  return { data: page.rows.map(toProductView), nextCursor: page.next };
 }

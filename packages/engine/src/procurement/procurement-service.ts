@@ -1,4 +1,4 @@
-import { type Executor, fromJsonColumn, toIsoString } from '@keel/core';
+import { decodeCursor, type Executor, fromJsonColumn, keysetPage, toIsoString } from '@keel/core';
 import type { Selectable } from 'kysely';
 import { formatMinor, parseCurrency, toMinorUnits } from '../catalog/money.ts';
 import type { EngineContext } from '../context.ts';
@@ -9,7 +9,7 @@ import type {
   ProcurementQuoteTable,
   SupplierTable,
 } from '../db/schema.ts';
-import { EngineErrors } from '../errors.ts';
+import { EngineErrors, invalidCursor } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import { type Principal, requireStoreAccess, storesInScope } from '../merchants/principal.ts';
 import type { EventSink, WriteSource } from '../webhooks/events.ts';
@@ -124,10 +124,13 @@ async function checkSupplierRef(
   return row.id;
 }
 
-const page = <T extends { id: string }>(rows: T[], limit: number) => ({
-  rows: rows.slice(0, limit),
-  next: rows.length > limit ? rows[limit - 1]!.id : null,
-});
+/** One page of the procurement list `kind` (keyset on id; core's cursor). */
+const page = <T extends { id: string }>(kind: string, rows: T[], limit: number) =>
+  keysetPage(`procurement-${kind}`, rows, limit, (last) => [last.id]);
+
+/** The id a page of the procurement list `kind` continues after; 400 for a cursor it did not return. */
+const afterCursor = (kind: string, cursor: string | undefined) =>
+  decodeCursor(`procurement-${kind}`, cursor, ['string'], invalidCursor)?.[0];
 
 // Suppliers -------------------------------------------------------------------------------------------
 
@@ -180,10 +183,11 @@ export async function listSuppliers(
   query: { storeId?: string | undefined; limit: number; cursor?: string | undefined },
 ) {
   const { rows, next } = page(
+    'suppliers',
     await listSupplierRows(ctx.db, {
       stores: storesInScope(principal, query.storeId),
       limit: query.limit,
-      after: query.cursor ? checkId(query.cursor, 'cursor') : undefined,
+      after: afterCursor('suppliers', query.cursor),
     }),
     query.limit,
   );
@@ -302,10 +306,11 @@ export async function listInventoryItems(
   query: { storeId?: string | undefined; limit: number; cursor?: string | undefined },
 ) {
   const { rows, next } = page(
+    'items',
     await listItemRows(ctx.db, {
       stores: storesInScope(principal, query.storeId),
       limit: query.limit,
-      after: query.cursor ? checkId(query.cursor, 'cursor') : undefined,
+      after: afterCursor('items', query.cursor),
     }),
     query.limit,
   );
@@ -404,11 +409,12 @@ export async function listProcurementOrders(
   query: { storeId?: string | undefined; status?: string | undefined; limit: number; cursor?: string | undefined },
 ) {
   const { rows, next } = page(
+    'orders',
     await listOrderRows(ctx.db, {
       stores: storesInScope(principal, query.storeId),
       status: query.status,
       limit: query.limit,
-      after: query.cursor ? checkId(query.cursor, 'cursor') : undefined,
+      after: afterCursor('orders', query.cursor),
     }),
     query.limit,
   );

@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor } from '@keel/core';
+import { decodeCursor, keysetPage } from '@keel/core';
 import { RuntimeErrors } from './runtime-errors.ts';
 
 const invalidCursor = () => RuntimeErrors.invalid('cursor is not a next_cursor of this list');
@@ -21,9 +21,6 @@ export function idPage<R extends { id: string }, V>(
   limit: number,
   view: (row: R) => V,
 ) {
-  const page = rows.slice(0, limit);
-  return {
-    data: page.map(view),
-    next_cursor: rows.length > limit ? encodeCursor(`runtime-${kind}`, [page.at(-1)!.id]) : null,
-  };
+  const page = keysetPage(`runtime-${kind}`, rows, limit, (last) => [last.id]);
+  return { data: page.rows.map(view), next_cursor: page.next };
 }

@@ -1,7 +1,15 @@
-import { checkOutboundUrlResolves, type Executor, generateSigningSecret, toBoolean, toIsoString } from '@keel/core';
+import {
+  checkOutboundUrlResolves,
+  decodeCursor,
+  type Executor,
+  generateSigningSecret,
+  keysetPage,
+  toBoolean,
+  toIsoString,
+} from '@keel/core';
 import type { EngineContext } from '../context.ts';
 import type { EngineDb } from '../db/schema.ts';
-import { EngineErrors } from '../errors.ts';
+import { EngineErrors, invalidCursor } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import type { Principal } from '../merchants/principal.ts';
 import { inTransaction } from '../write.ts';
@@ -186,15 +194,13 @@ export async function listDeliveries(
   query: { status?: string | undefined; limit: number; cursor?: string | undefined },
 ): Promise<{ data: DeliveryView[]; nextCursor: string | null }> {
   const destination = await findDestination(ctx.db, principal, id);
-  if (query.cursor !== undefined && !/^msg_[0-9a-f]{32}$/.test(query.cursor))
-    throw EngineErrors.invalidField('cursor is not a cursor this list returned');
   const rows = await listDestinationMessages(ctx.db, {
     destinationId: destination.id,
     status: query.status,
-    before: query.cursor,
+    before: decodeCursor('deliveries', query.cursor, ['string'], invalidCursor)?.[0],
     limit: query.limit,
   });
-  const page = rows.slice(0, query.limit);
+  const { rows: page, next } = keysetPage('deliveries', rows, query.limit, (last) => [last.id]);
   const attempts = await listAttemptsOf(
     ctx.db,
     page.map((r) => r.id),
@@ -221,6 +227,6 @@ export async function listDeliveries(
           error: a.error,
         })),
     })),
-    nextCursor: rows.length > query.limit ? page.at(-1)!.id : null,
+    nextCursor: next,
   };
 }
