@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { callChat } from './chat-call.ts';
 import {
   type ChatCallOptions,
   type ChatCompletionsBody,
@@ -27,9 +28,8 @@ export function chatCompletionsUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
 }
 
-interface ChatCompletionBody {
-  choices?: { message?: { content?: unknown } }[];
-}
+/** A signal that never aborts, for calls whose caller brings none (the deadline still applies). */
+const NEVER = new AbortController().signal;
 
 /** Upstream headers a client of the gateway may rely on (retries, rate limits, timing). */
 const FORWARDED_HEADER =
@@ -57,46 +57,23 @@ export function createChatCompletionsProvider(options: ChatCompletionsOptions): 
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   const streamHeaders: Record<string, string> = { ...headers, accept: 'text/event-stream' };
 
-  return {
+  const provider: ModelProvider & { dispatcher: Agent } = {
     kind: 'CHAT_COMPLETIONS_COMPATIBLE',
     supportsStreaming: true,
     dispatcher,
     async complete(req: CompletionRequest, { timeoutMs, signal }) {
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const body = JSON.stringify({
-        model: req.model ?? options.defaultModel,
-        messages: req.messages,
-        ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-        ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
-      });
-      let response: Awaited<ReturnType<typeof request>>;
-      try {
-        response = await request(url, {
-          method: 'POST',
-          headers,
-          body,
-          dispatcher,
-          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        });
-      } catch (error) {
-        const reason = timeout.aborted ? `timed out after ${timeoutMs} ms` : (error as Error).name;
-        throw new UpstreamError(`upstream request failed: ${reason}`);
-      }
-      if (response.statusCode < 200 || response.statusCode >= 300) {
-        await response.body.dump();
-        throw new UpstreamError(`upstream answered HTTP ${response.statusCode}`, response.statusCode);
-      }
-      let parsed: ChatCompletionBody;
-      try {
-        parsed = (await response.body.json()) as ChatCompletionBody;
-      } catch {
-        throw new UpstreamError('upstream answered with a body that is not JSON', response.statusCode);
-      }
-      const content = parsed.choices?.[0]?.message?.content;
-      if (typeof content !== 'string') throw new UpstreamError('upstream answer has no message content');
-      return content;
+      // The same call, parse and failure rules as every other caller of a chat model (callChat).
+      const answer = await callChat(
+        provider,
+        {
+          model: req.model ?? options.defaultModel,
+          messages: req.messages,
+          temperature: req.temperature,
+          maxTokens: req.maxTokens,
+        },
+        { timeoutMs, signal: signal ?? NEVER },
+      );
+      return answer.content;
     },
     async chat(body: ChatCompletionsBody, { signal, timeoutMs }: ChatCallOptions): Promise<UpstreamReply> {
       let response: Awaited<ReturnType<typeof request>>;
@@ -127,4 +104,5 @@ export function createChatCompletionsProvider(options: ChatCompletionsOptions): 
     },
     close: () => dispatcher.close(),
   };
+  return provider;
 }

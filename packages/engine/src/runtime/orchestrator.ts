@@ -1,11 +1,12 @@
 import { claimIdempotencyKey, type IdempotencyClaim, type IdempotentResponse } from '@keel/core';
+import { estimateTokens, ModelCallError } from '@keel/models';
 import { type AgentRuntime, loadAgent, resolveAgent } from '../agents/agent-service.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { realmHasKnowledge, searchKnowledgeRows } from '../knowledge/knowledge-service.ts';
 import { loadActivePrompt } from '../prompts/prompt-service.ts';
 import { renderPrompt } from '../prompts/render.ts';
-import { type ChatTurn, estimateTokens, ModelCallError, type ProviderRecord } from '../providers/model-clients.ts';
+import type { ChatTurn, ProviderRecord } from '../providers/model-clients.ts';
 import { costPicos, picosText } from '../providers/pricing.ts';
 import { loadProvider } from '../providers/provider-service.ts';
 import { appendMessages, recentTurns, stateVariables, userContextValues } from '../sessions/session-data-service.ts';

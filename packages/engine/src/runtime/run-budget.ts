@@ -1,3 +1,4 @@
+import { retryWithBackoff } from '@keel/models';
 import type { AgentSettings } from '../agents/agent-settings.ts';
 import { amountPicos } from '../providers/pricing.ts';
 
@@ -114,19 +115,17 @@ export function createRunBudget(settings: AgentSettings, clock: () => number = D
     get attempts() {
       return attempts;
     },
-    async retry<T>(node: (attempt: number) => Promise<T>, retryable: (error: unknown) => boolean): Promise<T> {
-      for (let attempt = 0; ; attempt++) {
-        if (remaining() <= 0) throw new BudgetExceeded('latency', `max_latency_ms ${settings.max_latency_ms}`);
-        attempts++;
-        try {
-          return await node(attempt);
-        } catch (error) {
-          if (attempt >= settings.max_node_retries || !retryable(error)) throw error;
-          const delay = settings.retry_base_ms * 2 ** attempt;
-          if (delay >= remaining()) throw error;
-          await new Promise((resolve) => setTimeout(resolve, delay));
-        }
-      }
+    retry<T>(node: (attempt: number) => Promise<T>, retryable: (error: unknown) => boolean): Promise<T> {
+      return retryWithBackoff(node, {
+        maxRetries: settings.max_node_retries,
+        baseDelayMs: settings.retry_base_ms,
+        retryable,
+        remainingMs: remaining,
+        beforeAttempt: () => {
+          if (remaining() <= 0) throw new BudgetExceeded('latency', `max_latency_ms ${settings.max_latency_ms}`);
+          attempts++;
+        },
+      });
     },
     dispose() {
       clearTimeout(timer);
