@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { type CliCommand, type CommandIo, describeServiceDatabase, openCache } from '@keel/core';
+import { type CliCommand, type CommandIo, createGroupCommit, describeServiceDatabase, openCache } from '@keel/core';
 import { readEngineConfig } from '../config.ts';
 import {
   bulkDeleteKeys,
@@ -11,6 +11,7 @@ import {
   setMerchantActive,
 } from '../merchants/merchant-service.ts';
 import { createPrincipalCache, KEY_SCOPES, type KeyScope } from '../merchants/principal.ts';
+import type { WriteContext } from '../write.ts';
 import { bootstrapMerchant } from './bootstrap.ts';
 
 const USAGE = `engine bootstrap [--json]        create a merchant, a sub-merchant, stores and one key per scope; print ids and keys
@@ -46,8 +47,11 @@ async function open(io: CommandIo) {
   const database = await openEngineDatabase(config);
   const cache = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
   const principals = await createPrincipalCache(database.db, cache.cache);
+  const writes: WriteContext = { db: database.db, writes: createGroupCommit(database.db), notifyOutbox: () => {} };
   return {
     db: database.db,
+    // The write path of the engine (the running engine's caches hear of key changes through the cache's pub/sub).
+    writes,
     principals,
     close: async () => {
       await cache.close();
@@ -119,7 +123,7 @@ export const engineCommand: CliCommand = {
       if (!value) throw new UsageError(`--${flag} is required\n\n${USAGE}`);
       return value;
     };
-    return withServices(io, async ({ db, principals }) => {
+    return withServices(io, async ({ db, writes, principals }) => {
       if (area === 'merchants' && action === 'create') {
         const merchant = await createMerchant(db, {
           name: need(values.name, 'name'),
@@ -184,13 +188,13 @@ export const engineCommand: CliCommand = {
         }
         if (action === 'revoke') {
           if (positionals.length === 0) throw new UsageError('name at least one key id');
-          const result = await bulkRevokeKeys(db, principals, merchantId, positionals);
+          const result = await bulkRevokeKeys(writes, principals, merchantId, positionals);
           print(io, json, result, `revoked ${result.revoked.length}, already revoked ${result.alreadyRevoked.length}`);
           return 0;
         }
         if (action === 'delete') {
           if (positionals.length === 0) throw new UsageError('name at least one key id');
-          const result = await bulkDeleteKeys(db, principals, merchantId, positionals);
+          const result = await bulkDeleteKeys(writes, principals, merchantId, positionals);
           print(io, json, result, `deleted ${result.deleted.length}`);
           return 0;
         }

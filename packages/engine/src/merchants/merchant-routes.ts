@@ -13,6 +13,7 @@ import {
   Uuid,
 } from '../http/schemas.ts';
 import { isUuid } from '../ids.ts';
+import { inTransaction } from '../write.ts';
 import {
   bulkDeleteKeys,
   bulkRevokeKeys,
@@ -91,7 +92,7 @@ export function registerMerchantRoutes(app: App, ctx: EngineContext): void {
       config,
     },
     async (request, reply) => {
-      return reply.status(201).send(await createStoreFor(ctx.db, ctx.principals, principalOf(request), request.body));
+      return reply.status(201).send(await createStoreFor(ctx, ctx.principals, principalOf(request), request.body));
     },
   );
 
@@ -144,7 +145,9 @@ export function registerMerchantRoutes(app: App, ctx: EngineContext): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const issued = await issueKey(ctx.db, { merchantId: principal.merchantId, ...request.body }, principal);
+      const issued = await inTransaction(ctx, (trx) =>
+        issueKey(trx, { merchantId: principal.merchantId, ...request.body }, principal),
+      );
       return reply.status(201).send({ key: issued.secret, record: issued.key });
     },
   );
@@ -185,7 +188,7 @@ export function registerMerchantRoutes(app: App, ctx: EngineContext): void {
     async (request) => {
       const principal = principalOf(request);
       requireMerchantWide(principal);
-      return revokeKey(ctx.db, ctx.principals, principal.merchantId, keyId(request.params.keyId));
+      return revokeKey(ctx, ctx.principals, principal.merchantId, keyId(request.params.keyId));
     },
   );
 
@@ -205,7 +208,7 @@ export function registerMerchantRoutes(app: App, ctx: EngineContext): void {
     async (request, reply) => {
       const principal = principalOf(request);
       requireMerchantWide(principal);
-      await deleteKey(ctx.db, ctx.principals, principal.merchantId, keyId(request.params.keyId));
+      await deleteKey(ctx, ctx.principals, principal.merchantId, keyId(request.params.keyId));
       return reply.status(204).send(null);
     },
   );
@@ -230,7 +233,7 @@ export function registerMerchantRoutes(app: App, ctx: EngineContext): void {
     async (request) => {
       const principal = principalOf(request);
       requireMerchantWide(principal);
-      return bulkRevokeKeys(ctx.db, ctx.principals, principal.merchantId, request.body.ids);
+      return bulkRevokeKeys(ctx, ctx.principals, principal.merchantId, request.body.ids);
     },
   );
 
@@ -255,7 +258,7 @@ export function registerMerchantRoutes(app: App, ctx: EngineContext): void {
     async (request) => {
       const principal = principalOf(request);
       requireMerchantWide(principal);
-      return bulkDeleteKeys(ctx.db, ctx.principals, principal.merchantId, request.body.ids);
+      return bulkDeleteKeys(ctx, ctx.principals, principal.merchantId, request.body.ids);
     },
   );
 }

@@ -1,8 +1,9 @@
-import { decodeCursor, encodeCursor, generateKey, sha256Hex, toIsoString } from '@keel/core';
+import { decodeCursor, type Executor, generateKey, keysetPage, sha256Hex, toIsoString } from '@keel/core';
 import type { Kysely } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
-import { EngineErrors } from '../errors.ts';
+import { EngineErrors, invalidCursor } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { inTransaction, type WriteContext } from '../write.ts';
 import {
   deleteRevokedKeys,
   findChildMerchant,
@@ -130,17 +131,15 @@ export async function createStore(
 ): Promise<StoreView> {
   if (!(await findMerchant(db, input.merchantId)))
     throw EngineErrors.invalidField(`merchant ${input.merchantId} does not exist`);
-  const now = new Date().toISOString();
-  const row: StoreRow = {
-    id: newId(),
-    merchant_id: input.merchantId,
-    name: input.name,
-    created_at: now,
-    updated_at: now,
-  };
+  const row = newStoreRow(input.merchantId, input.name);
   await insertStore(db, row);
   await principals.invalidate();
   return toStoreView(row);
+}
+
+function newStoreRow(merchantId: string, name: string): StoreRow {
+  const now = new Date().toISOString();
+  return { id: newId(), merchant_id: merchantId, name, created_at: now, updated_at: now };
 }
 
 /** The stores the key reaches, oldest first. */
@@ -155,7 +154,7 @@ export async function listReachableStores(db: Kysely<EngineDb>, principal: Princ
  * `merchant_network`; 403 otherwise.
  */
 export async function createStoreFor(
-  db: Kysely<EngineDb>,
+  ctx: WriteContext,
   principals: PrincipalCache,
   principal: Principal,
   input: { name: string; merchantId?: string | undefined },
@@ -163,11 +162,14 @@ export async function createStoreFor(
   requireMerchantWide(principal);
   const merchantId = input.merchantId?.toLowerCase() ?? principal.merchantId;
   if (merchantId !== principal.merchantId) {
-    const child = await findChildMerchant(db, principal.merchantId, merchantId);
+    const child = await findChildMerchant(ctx.db, principal.merchantId, merchantId);
     if (principal.scope !== 'merchant_network' || !child)
       throw EngineErrors.scopeForbidden('merchant_network over that sub-merchant');
   }
-  return createStore(db, principals, { merchantId, name: input.name });
+  const row = newStoreRow(merchantId, input.name);
+  await inTransaction(ctx, (trx) => insertStore(trx, row));
+  await principals.invalidate();
+  return toStoreView(row);
 }
 
 export interface NewKeyInput {
@@ -184,7 +186,7 @@ export interface NewKeyInput {
  * permission that the issuer lacks: 403 otherwise, whatever the scope asked for.
  */
 export async function issueKey(
-  db: Kysely<EngineDb>,
+  db: Executor<EngineDb>,
   input: NewKeyInput,
   issuer?: Principal,
 ): Promise<{ key: KeyView; secret: string }> {
@@ -249,17 +251,11 @@ export async function getKeys(
   limit: number,
   cursor?: string,
 ): Promise<{ data: KeyView[]; nextCursor: string | null }> {
-  const position = decodeCursor('keys', cursor, ['string', 'string'], () =>
-    EngineErrors.invalidField('cursor is not a cursor this API returned'),
-  );
+  const position = decodeCursor('keys', cursor, ['string', 'string'], invalidCursor);
   const after = position && { createdAt: position[0], id: position[1] };
   const rows = await listKeys(db, merchantId, limit + 1, after);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    data: page.map((row) => toKeyView(row)),
-    nextCursor: rows.length > limit && last ? encodeCursor('keys', [toIsoString(last.created_at), last.id]) : null,
-  };
+  const page = keysetPage('keys', rows, limit, (last) => [toIsoString(last.created_at), last.id]);
+  return { data: page.rows.map((row) => toKeyView(row)), nextCursor: page.next };
 }
 
 export async function getKey(db: Kysely<EngineDb>, merchantId: string, keyId: string): Promise<KeyView> {
@@ -270,61 +266,63 @@ export async function getKey(db: Kysely<EngineDb>, merchantId: string, keyId: st
 
 /** Revokes one key (idempotent: revoking a revoked key changes nothing). */
 export async function revokeKey(
-  db: Kysely<EngineDb>,
+  ctx: WriteContext,
   principals: PrincipalCache,
   merchantId: string,
   keyId: string,
 ): Promise<KeyView> {
-  const row = await findKey(db, merchantId, keyId);
+  const row = await findKey(ctx.db, merchantId, keyId);
   if (!row) throw EngineErrors.keyNotFound(keyId);
-  await revokeKeys(db, merchantId, [keyId], new Date().toISOString());
+  const now = new Date().toISOString();
+  await inTransaction(ctx, (trx) => revokeKeys(trx, merchantId, [keyId], now));
   await principals.invalidate();
-  return toKeyView((await findKey(db, merchantId, keyId))!);
+  return toKeyView((await findKey(ctx.db, merchantId, keyId))!);
 }
 
 /** Deletes a key; only a revoked one (an active or merely expired key is a 409). */
 export async function deleteKey(
-  db: Kysely<EngineDb>,
+  ctx: WriteContext,
   principals: PrincipalCache,
   merchantId: string,
   keyId: string,
 ): Promise<void> {
-  const row = await findKey(db, merchantId, keyId);
+  const row = await findKey(ctx.db, merchantId, keyId);
   if (!row) throw EngineErrors.keyNotFound(keyId);
   if (row.revoked_at === null)
     throw EngineErrors.keyNotRevoked(`Key ${keyId} must be revoked before it can be deleted`);
-  await deleteRevokedKeys(db, merchantId, [keyId]);
+  await inTransaction(ctx, (trx) => deleteRevokedKeys(trx, merchantId, [keyId]));
   await principals.invalidate();
 }
 
 /** Revokes every listed key that is not revoked yet; already revoked ones are left as they are. */
 export async function bulkRevokeKeys(
-  db: Kysely<EngineDb>,
+  ctx: WriteContext,
   principals: PrincipalCache,
   merchantId: string,
   ids: string[],
 ): Promise<{ revoked: string[]; alreadyRevoked: string[] }> {
   const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
-  return db.transaction().execute(async (trx) => {
+  const outcome = await inTransaction(ctx, async (trx) => {
     const rows = await findKeys(trx, merchantId, unique);
     const missing = unique.filter((id) => !rows.some((row) => row.id === id));
     if (missing.length > 0) throw EngineErrors.keyNotFound(missing.join(', '));
     const toRevoke = rows.filter((row) => row.revoked_at === null).map((row) => row.id);
     await revokeKeys(trx, merchantId, toRevoke, new Date().toISOString());
-    await principals.invalidate();
     return { revoked: toRevoke, alreadyRevoked: rows.filter((row) => row.revoked_at !== null).map((row) => row.id) };
   });
+  await principals.invalidate();
+  return outcome;
 }
 
 /** Deletes the listed keys only when every one of them is revoked; otherwise nothing is deleted (409 naming the others). */
 export async function bulkDeleteKeys(
-  db: Kysely<EngineDb>,
+  ctx: WriteContext,
   principals: PrincipalCache,
   merchantId: string,
   ids: string[],
 ): Promise<{ deleted: string[] }> {
   const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
-  return db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx) => {
     const rows = await findKeys(trx, merchantId, unique);
     const missing = unique.filter((id) => !rows.some((row) => row.id === id));
     if (missing.length > 0) throw EngineErrors.keyNotFound(missing.join(', '));
@@ -333,7 +331,7 @@ export async function bulkDeleteKeys(
       throw EngineErrors.keyNotRevoked(`Bulk delete accepts only revoked keys; not revoked: ${active.join(', ')}`);
     }
     await deleteRevokedKeys(trx, merchantId, unique);
-    await principals.invalidate();
-    return { deleted: unique };
   });
+  await principals.invalidate();
+  return { deleted: unique };
 }
