@@ -1,9 +1,16 @@
-import { decodeCursor as decodeKeysetCursor, encodeCursor as encodeKeysetCursor } from '@keel/core';
+import { decodeCursor as decodeKeysetCursor, keysetPage } from '@keel/core';
 import { GeoErrors } from './errors.ts';
 
-/** A geo list's cursor (core's keyset cursor): the last row's id, bound to one list by `kind`. */
-export function encodeCursor(kind: string, lastId: string | number): string {
-  return encodeKeysetCursor(kind, [String(lastId)]);
+/**
+ * One page of a geo list fetched with `limit + 1` rows: the rows shown and, when the extra row exists, the cursor after
+ * the last one's id (core's keyset cursor, bound to the list by `kind`), else null.
+ */
+export function pageOf<R extends { id: string | number }>(
+  kind: string,
+  rows: readonly R[],
+  limit: number,
+): { rows: R[]; next: string | null } {
+  return keysetPage(kind, rows, limit, (last) => [String(last.id)]);
 }
 
 /** The last row's id a cursor of this list carries; 400 `GEO_INVALID_CURSOR` for anything else. */

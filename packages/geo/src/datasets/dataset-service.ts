@@ -2,7 +2,7 @@ import { fromJsonColumn, runIdempotent, toIsoString } from '@keel/core';
 import type { Insertable, Selectable } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, pageOf } from '../cursor.ts';
 import type { DatasetRecordTable, TrackingEventTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { uuidv7 } from '../ids.ts';
@@ -65,73 +65,63 @@ export interface AnalyticsQuery {
   mode?: 'observed' | 'simulated' | undefined;
 }
 
+/** The id a tracking-events cursor carries (a row id of that list; 400 `GEO_INVALID_CURSOR` for anything else). */
+function eventCursor(cursor: string | undefined): number | undefined {
+  const before = decodeCursor('ev', cursor);
+  if (before !== undefined && !/^\d{1,15}$/.test(before)) throw GeoErrors.invalidCursor();
+  return before === undefined ? undefined : Number(before);
+}
+
+/**
+ * A record dataset's list: its mode (experiments: observed by default), the cursor kind, and the store's page
+ * (`limit + 1` rows before the cursor's id).
+ */
+function recordList(query: AnalyticsQuery) {
+  const mode = query.dataset === 'experiments' ? (query.mode ?? 'observed') : '';
+  const cursorKind = `ds.${query.dataset}.${mode}`;
+  const page = {
+    workspaceId: query.workspaceId,
+    dataset: query.dataset,
+    mode,
+    limit: query.limit + 1,
+    beforeId: decodeCursor(cursorKind, query.cursor),
+  };
+  return { mode, cursorKind, page };
+}
+
 /** The analytics page as JSON text for the HTTP route (same shape as `queryAnalytics`, built without re-parsing). */
 export async function queryAnalyticsJson(ctx: GeoContext, query: AnalyticsQuery): Promise<string> {
   const { workspaceId, dataset, limit } = query;
   const head = `{"workspaceId":${JSON.stringify(workspaceId)},"dataset":${JSON.stringify(dataset)},"limit":${limit}`;
   if (dataset === 'tracking_events') {
-    const before = decodeCursor('ev', query.cursor);
-    if (before !== undefined && !/^\d{1,15}$/.test(before)) throw GeoErrors.invalidCursor();
-    const rows = await pageEvents(ctx.db, {
-      workspaceId,
-      limit: limit + 1,
-      beforeId: before === undefined ? undefined : Number(before),
-    });
-    const page = rows.slice(0, limit);
-    const next = rows.length > limit ? JSON.stringify(encodeCursor('ev', page.at(-1)!.id)) : 'null';
-    return `${head},"items":[${page.map(eventJson).join(',')}],"nextCursor":${next}}`;
+    const rows = await pageEvents(ctx.db, { workspaceId, limit: limit + 1, beforeId: eventCursor(query.cursor) });
+    const page = pageOf('ev', rows, limit);
+    return `${head},"items":[${page.rows.map(eventJson).join(',')}],"nextCursor":${JSON.stringify(page.next)}}`;
   }
-  const mode = dataset === 'experiments' ? (query.mode ?? 'observed') : '';
-  const cursorKind = `ds.${dataset}.${mode}`;
-  const rows = await pageRecordJson(ctx.db, {
-    workspaceId,
-    dataset,
-    mode,
-    limit: limit + 1,
-    beforeId: decodeCursor(cursorKind, query.cursor),
-  });
-  const page = rows.slice(0, limit);
-  const next = rows.length > limit ? JSON.stringify(encodeCursor(cursorKind, page.at(-1)!.id)) : 'null';
-  return `${head}${dataset === 'experiments' ? `,"mode":${JSON.stringify(mode)}` : ''},"items":[${page.map((row) => row.api_json).join(',')}],"nextCursor":${next}}`;
+  const { mode, cursorKind, page: wanted } = recordList(query);
+  const rows = await pageRecordJson(ctx.db, wanted);
+  const page = pageOf(cursorKind, rows, limit);
+  return `${head}${dataset === 'experiments' ? `,"mode":${JSON.stringify(mode)}` : ''},"items":[${page.rows.map((row) => row.api_json).join(',')}],"nextCursor":${JSON.stringify(page.next)}}`;
 }
 
 /** One page of a dataset: newest first, keyset-paginated (never OFFSET), `nextCursor` null on the last page. */
 export async function queryAnalytics(ctx: GeoContext, query: AnalyticsQuery) {
   const { workspaceId, dataset, limit } = query;
   if (dataset === 'tracking_events') {
-    const before = decodeCursor('ev', query.cursor);
-    if (before !== undefined && !/^\d{1,15}$/.test(before)) throw GeoErrors.invalidCursor();
-    const rows = await pageEvents(ctx.db, {
-      workspaceId,
-      limit: limit + 1,
-      beforeId: before === undefined ? undefined : Number(before),
-    });
-    const page = rows.slice(0, limit);
-    return {
-      workspaceId,
-      dataset,
-      limit,
-      items: page.map(mapEvent),
-      nextCursor: rows.length > limit ? encodeCursor('ev', page.at(-1)!.id) : null,
-    };
+    const rows = await pageEvents(ctx.db, { workspaceId, limit: limit + 1, beforeId: eventCursor(query.cursor) });
+    const page = pageOf('ev', rows, limit);
+    return { workspaceId, dataset, limit, items: page.rows.map(mapEvent), nextCursor: page.next };
   }
-  const mode = dataset === 'experiments' ? (query.mode ?? 'observed') : '';
-  const cursorKind = `ds.${dataset}.${mode}`;
-  const rows = await pageRecords(ctx.db, {
-    workspaceId,
-    dataset,
-    mode,
-    limit: limit + 1,
-    beforeId: decodeCursor(cursorKind, query.cursor),
-  });
-  const page = rows.slice(0, limit);
+  const { mode, cursorKind, page: wanted } = recordList(query);
+  const rows = await pageRecords(ctx.db, wanted);
+  const page = pageOf(cursorKind, rows, limit);
   return {
     workspaceId,
     dataset,
     limit,
     ...(dataset === 'experiments' ? { mode } : {}),
-    items: page.map(mapRecord),
-    nextCursor: rows.length > limit ? encodeCursor(cursorKind, page.at(-1)!.id) : null,
+    items: page.rows.map(mapRecord),
+    nextCursor: page.next,
   };
 }
 

@@ -5,7 +5,7 @@ import type { Selectable } from 'kysely';
 import { requirePermission, requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoPrincipal } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, pageOf } from '../cursor.ts';
 import { DATASETS, type DatasetName } from '../datasets/dataset-schemas.ts';
 import { mapEvent, mapRecord } from '../datasets/dataset-service.ts';
 import { findRecord, pageEvents, pageRecords } from '../datasets/dataset-store.ts';
@@ -137,11 +137,11 @@ export async function listExports(ctx: GeoContext, workspaceId: string, limit: n
     .orderBy('id', 'desc')
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
+  const { rows: page, next } = pageOf('exp', rows, limit);
   const now = ctx.now();
   return {
     items: page.map((row) => mapExport(row, now)),
-    nextCursor: rows.length > limit ? encodeCursor('exp', page.at(-1)!.id) : null,
+    nextCursor: next,
   };
 }
 

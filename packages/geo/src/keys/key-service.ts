@@ -1,7 +1,7 @@
 import { toIsoString } from '@keel/core';
 import { type GeoPrincipal, holdsAll, type KeyScope } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, pageOf } from '../cursor.ts';
 import type { ApiKeyTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { isUuid, normalizeUuid } from '../ids.ts';
@@ -34,11 +34,11 @@ export function keySummary(row: ApiKeyTable, now: Date) {
 export async function listKeys(ctx: GeoContext, principal: GeoPrincipal, limit: number, cursor: string | undefined) {
   requireKeyAdmin(principal);
   const rows = await listTenantKeys(ctx.db, principal.tenantId, limit + 1, decodeCursor('key', cursor));
-  const page = rows.slice(0, limit);
+  const { rows: page, next } = pageOf('key', rows, limit);
   const now = ctx.now();
   return {
     items: page.map((row) => keySummary(row, now)),
-    nextCursor: rows.length > limit ? encodeCursor('key', page.at(-1)!.id) : null,
+    nextCursor: next,
   };
 }
 

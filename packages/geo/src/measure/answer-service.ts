@@ -1,6 +1,6 @@
 import { fromJsonColumn, toIsoString } from '@keel/core';
 import type { GeoContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, pageOf } from '../cursor.ts';
 import { MeasureErrors } from './measure-errors.ts';
 import { type AnswerRow, findAnswer, findRun, pageAnswers } from './measure-store.ts';
 
@@ -39,10 +39,10 @@ export async function listRunAnswers(
     limit: limit + 1,
     afterId: decodeCursor('ans', cursor),
   });
-  const page = rows.slice(0, limit);
+  const { rows: page, next } = pageOf('ans', rows, limit);
   return {
     items: page.map(mapAnswer),
-    nextCursor: rows.length > limit ? encodeCursor('ans', page.at(-1)!.id) : null,
+    nextCursor: next,
   };
 }
 

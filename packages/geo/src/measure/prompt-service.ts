@@ -1,6 +1,6 @@
 import { sha256Hex, toIsoString, withTransaction } from '@keel/core';
 import type { GeoContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, pageOf } from '../cursor.ts';
 import { uuidv7 } from '../ids.ts';
 import { MeasureErrors } from './measure-errors.ts';
 import { deactivatePrompt, findPromptsByKeys, type PromptRow, pagePrompts, upsertPrompts } from './measure-store.ts';
@@ -115,8 +115,8 @@ export async function listPrompts(
     afterId: decodeCursor('prm', cursor),
     activeOnly: true,
   });
-  const page = rows.slice(0, limit);
-  return { items: page.map(mapPrompt), nextCursor: rows.length > limit ? encodeCursor('prm', page.at(-1)!.id) : null };
+  const page = pageOf('prm', rows, limit);
+  return { items: page.rows.map(mapPrompt), nextCursor: page.next };
 }
 
 /** Stops tracking a prompt (kept for the runs that asked it). */

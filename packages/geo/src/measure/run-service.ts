@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { type Executor, fromJsonColumn, toIsoString } from '@keel/core';
 import type { Insertable } from 'kysely';
 import type { GeoContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, pageOf } from '../cursor.ts';
 import type { GeoDb, MeasureAnswerTable } from '../db/schema.ts';
 import { uuidv7 } from '../ids.ts';
 import { analyzeAnswer } from './analyze.ts';
@@ -149,8 +149,8 @@ export async function getRun(ctx: GeoContext, workspaceId: string, runId: string
 
 export async function listRuns(ctx: GeoContext, workspaceId: string, limit: number, cursor: string | undefined) {
   const rows = await pageRuns(ctx.db, workspaceId, limit + 1, decodeCursor('run', cursor));
-  const page = rows.slice(0, limit);
-  return { items: page.map(mapRun), nextCursor: rows.length > limit ? encodeCursor('run', page.at(-1)!.id) : null };
+  const page = pageOf('run', rows, limit);
+  return { items: page.rows.map(mapRun), nextCursor: page.next };
 }
 
 export interface RunProgress {

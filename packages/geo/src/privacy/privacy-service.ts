@@ -9,7 +9,7 @@ import {
 import type { Selectable } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, pageOf } from '../cursor.ts';
 import type { GeoDb, PrivacyRequestTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { generateExport, insertExportJob } from '../exports/export-service.ts';
@@ -89,10 +89,10 @@ export async function listPrivacyRequests(
     .orderBy('id', 'desc')
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
+  const { rows: page, next } = pageOf('pr', rows, limit);
   return {
     items: page.map(mapPrivacyRequest),
-    nextCursor: rows.length > limit ? encodeCursor('pr', page.at(-1)!.id) : null,
+    nextCursor: next,
   };
 }
 
