@@ -124,6 +124,8 @@ export interface RetryPolicy {
   remainingMs?: () => number;
   /** Runs before every attempt (to count it, or to throw and stop). */
   beforeAttempt?: (attempt: number) => void;
+  /** A wait the failure itself asks for (an upstream's Retry-After), used instead of the back-off when given. */
+  retryAfterMs?: (error: unknown) => number | undefined;
 }
 
 /** Runs `node`, retrying the failures `retryable` accepts with exponential back-off, within the policy's bounds. */
@@ -134,7 +136,7 @@ export async function retryWithBackoff<T>(node: (attempt: number) => Promise<T>,
       return await node(attempt);
     } catch (error) {
       if (attempt >= policy.maxRetries || !policy.retryable(error)) throw error;
-      const delay = policy.baseDelayMs * 2 ** attempt;
+      const delay = policy.retryAfterMs?.(error) ?? policy.baseDelayMs * 2 ** attempt;
       if (policy.remainingMs && delay >= policy.remainingMs()) throw error;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }

@@ -169,6 +169,26 @@ describe('retryWithBackoff', () => {
     assert.equal(attempts, 2);
   });
 
+  test("a failure's own wait (Retry-After) replaces the back-off", async () => {
+    const at: number[] = [];
+    const started = Date.now();
+    const value = await retryWithBackoff(
+      async (attempt) => {
+        at.push(Date.now() - started);
+        if (attempt === 0) throw Object.assign(new Error('HTTP 429'), { waitMs: 120 });
+        return 'ok';
+      },
+      {
+        maxRetries: 1,
+        baseDelayMs: 1,
+        retryable: () => true,
+        retryAfterMs: (error) => (error as { waitMs?: number }).waitMs,
+      },
+    );
+    assert.equal(value, 'ok');
+    assert.ok(at[1]! - at[0]! >= 110, `waited ${at[1]! - at[0]!} ms`);
+  });
+
   test('stops at once on what is not retryable, at the deadline, or when beforeAttempt throws', async () => {
     let attempts = 0;
     const node = async () => {

@@ -11,7 +11,7 @@ import {
   setMerchantActive,
 } from '../merchants/merchant-service.ts';
 import { createPrincipalCache, KEY_SCOPES, type KeyScope } from '../merchants/principal.ts';
-import type { WriteContext } from '../write.ts';
+import { inTransaction, type WriteContext } from '../write.ts';
 import { bootstrapMerchant } from './bootstrap.ts';
 
 const USAGE = `engine bootstrap [--json]        create a merchant, a sub-merchant, stores and one key per scope; print ids and keys
@@ -153,13 +153,15 @@ export const engineCommand: CliCommand = {
           checkKeyStores(scope, values.store ?? []);
           if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires)))
             throw new UsageError('--expires must be an ISO 8601 date-time, e.g. 2027-01-31T00:00:00Z');
-          const issued = await issueKey(db, {
-            merchantId,
-            scope,
-            name: values.name ?? `${scope} key`,
-            storeIds: values.store ?? [],
-            expiresAt: values.expires ?? null,
-          });
+          const issued = await inTransaction(writes, (trx) =>
+            issueKey(trx, {
+              merchantId,
+              scope,
+              name: values.name ?? `${scope} key`,
+              storeIds: values.store ?? [],
+              expiresAt: values.expires ?? null,
+            }),
+          );
           print(
             io,
             json,

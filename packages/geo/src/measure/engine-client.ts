@@ -1,4 +1,5 @@
 import { checkOutboundUrl, createSafeAgent } from '@keel/core';
+import { retryWithBackoff } from '@keel/models';
 import { type Dispatcher, request } from 'undici';
 import { type Citation, extractCitations } from './citations.ts';
 
@@ -162,22 +163,18 @@ export function parseChatCompletion(bodyText: string): EngineReply {
  * Asks with retries: a retryable failure (429, 5xx, network) is tried again up to `attempts` times with
  * exponential backoff (or the engine's Retry-After, at most 60 s).
  */
-export async function askWithRetry(
+export function askWithRetry(
   client: EngineClient,
   question: EngineQuestion,
   attempts = 3,
   baseDelayMs = 500,
 ): Promise<EngineReply> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await client.ask(question);
-    } catch (error) {
-      const retryable = error instanceof EngineError && error.retryable;
-      if (!retryable || attempt >= attempts) throw error;
-      const delay = (error as EngineError).retryAfterMs ?? baseDelayMs * 2 ** (attempt - 1);
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
+  return retryWithBackoff(() => client.ask(question), {
+    maxRetries: attempts - 1,
+    baseDelayMs,
+    retryable: (error) => error instanceof EngineError && error.retryable,
+    retryAfterMs: (error) => (error instanceof EngineError ? error.retryAfterMs : undefined),
+  });
 }
 
 /**
