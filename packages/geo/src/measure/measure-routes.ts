@@ -4,12 +4,12 @@ import { requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoContext } from '../context.ts';
 import type { GeoDb } from '../db/schema.ts';
 import {
-  Cursor,
   commonErrors,
   ErrorSchema,
   IdempotencyHeaders,
   keySecurity,
   Nullable,
+  PageQuery,
   Timestamp,
   Uuid,
 } from '../http-schemas.ts';
@@ -25,11 +25,6 @@ import { createSchedule, listWorkspaceSchedules, removeSchedule } from './schedu
 const tags = ['measurement'];
 const ProjectId = Type.Optional(Uuid("The project; absent = the workspace's default project"));
 const WorkspaceQuery = Type.Object({ workspaceId: Uuid('The workspace') });
-const PageQuery = Type.Object({
-  workspaceId: Uuid('The workspace'),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
-  cursor: Type.Optional(Cursor),
-});
 
 const PromptSchema = Type.Object({
   id: Type.String(),
