@@ -5,7 +5,8 @@ import { describe, type TestContext, test } from 'node:test';
 import ExcelJS from 'exceljs';
 import { runMeasureWorkerOnce } from '../src/measure/measure-worker.ts';
 import { runWorkerOnce } from '../src/worker/geo-worker.ts';
-import { buildGeo, call, type GeoUnderTest, testDatabaseTargets } from './helper.ts';
+import { call, testDatabaseTargets } from './helper.ts';
+import { type SuiteGeo as GeoUnderTest, sharedGeo } from './measure-suite.ts';
 
 /**
  * A chat-completions engine on 127.0.0.1 that answers after `delayMs`, records the most asks it had in flight per
@@ -92,8 +93,9 @@ async function completedRun(geo: GeoUnderTest, body: Record<string, unknown>) {
 
 for (const target of testDatabaseTargets()) {
   describe(`engine limits and run reports (${target.dialect})`, () => {
+    const freshGeo = sharedGeo(target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
     test('each engine is asked within its own concurrency; a 429 is retried after its Retry-After', async (t) => {
-      const geo = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+      const geo = await freshGeo();
       const engine = await startCountingEngine(t, 60);
       const wide = await addEngine(geo, 'wide', engine.baseUrl('wide'), 3);
       const narrow = await addEngine(geo, 'narrow', engine.baseUrl('narrow'), 1);
@@ -128,7 +130,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test("a run's report is exported as XLSX and PDF with its metric rows", async (t) => {
-      const geo = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+      const geo = await freshGeo();
       const engine = await startCountingEngine(t, 0);
       await call(geo.app, 'POST', '/api/v1/geo/target-graph', {
         key: geo.a.keys.write,

@@ -3,10 +3,11 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { bucketOf } from '../src/views/view-query.ts';
-import { buildGeo, call, type GeoUnderTest, testDatabaseTargets } from './helper.ts';
+import { call, testDatabaseTargets } from './helper.ts';
+import { type SuiteGeo as GeoUnderTest, sharedGeo } from './measure-suite.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const METRICS = ['mention_rate', 'citation_rate', 'share_of_voice'];
@@ -95,8 +96,9 @@ test('time buckets follow the reporting time zone (day, ISO week from Monday, mo
 
 for (const target of testDatabaseTargets()) {
   describe(`saved views (${target.dialect})`, () => {
-    test('create, list, read, change (versioned, optimistic), delete; views are the saved_views dataset and only these routes write it', async (t) => {
-      const geo = await buildGeo(t, target);
+    const freshGeo = sharedGeo(target);
+    test('create, list, read, change (versioned, optimistic), delete; views are the saved_views dataset and only these routes write it', async () => {
+      const geo = await freshGeo();
       const { app, a } = geo;
       const created = await saveView(geo, {
         name: '  Mention rate by engine ',
@@ -219,8 +221,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(page.body.nextCursor, null);
     });
 
-    test('a view that does not fit its dataset is a 400 naming the part at fault, and nothing is written', async (t) => {
-      const geo = await buildGeo(t, target);
+    test('a view that does not fit its dataset is a 400 naming the part at fault, and nothing is written', async () => {
+      const geo = await freshGeo();
       const cases: [Record<string, unknown>, RegExp][] = [
         [
           { dataset: 'metrics', filters: [{ field: 'valu', op: 'eq', value: 1 }] },
@@ -304,8 +306,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(foreignCursor.body.error.code, 'GEO_INVALID_CURSOR');
     });
 
-    test("permissions, and isolation: another workspace's view is the same 404 as a missing one", async (t) => {
-      const geo = await buildGeo(t, target);
+    test("permissions, and isolation: another workspace's view is the same 404 as a missing one", async () => {
+      const geo = await freshGeo();
       const { app, a, b } = geo;
       const view = (await saveView(geo, { name: 'mine', dataset: 'metrics' })).body;
       const url = (ws: string) => `/api/v1/geo/saved-views/${view.id}?workspaceId=${ws}`;
@@ -358,8 +360,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(malformed.status, 400);
     });
 
-    test("a view's rows are the dataset query's rows, filtered, sorted, projected and grouped", async (t) => {
-      const geo = await buildGeo(t, target);
+    test("a view's rows are the dataset query's rows, filtered, sorted, projected and grouped", async () => {
+      const geo = await freshGeo();
       await seedMetrics(geo);
       await seedMetrics(geo, geo.a.workspaceIds[1]);
       const records = await allRecords(geo, 'metrics');
@@ -525,8 +527,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('tracking events: AI referrals per engine from the events dataset', async (t) => {
-      const geo = await buildGeo(t, target);
+    test('tracking events: AI referrals per engine from the events dataset', async () => {
+      const geo = await freshGeo();
       const referrers = [
         'https://chatgpt.com/',
         'https://www.perplexity.ai/',
@@ -561,8 +563,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('a dashboard widget charts a saved view; the share page draws it', async (t: TestContext) => {
-      const geo = await buildGeo(t, target);
+    test('a dashboard widget charts a saved view; the share page draws it', async () => {
+      const geo = await freshGeo();
       await seedMetrics(geo);
       const view = (
         await saveView(geo, {
