@@ -527,6 +527,50 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
+    test('sorted pages keep a bounded cursor (long sort values) and continue after a row that is gone', async () => {
+      const geo = await freshGeo();
+      const records = Array.from({ length: 6 }, (_, i) => ({
+        dataset: 'content',
+        definitionVersion: 'c/1',
+        key: `c${i}`,
+        data: { note: `${String.fromCharCode(97 + i)}${'x'.repeat(450)}`, rank: i },
+      }));
+      const written = await call(geo.app, 'POST', '/api/v1/geo/signals', {
+        key: geo.a.keys.signals,
+        headers: { 'idempotency-key': 'long' },
+        body: { workspaceId: geo.a.workspaceId, records },
+      });
+      assert.equal(written.status, 201);
+      const byNote = (
+        await saveView(geo, { name: 'by note', dataset: 'content', sort: { field: 'data.note', direction: 'asc' } })
+      ).body;
+      const walked = await allRows(geo, byNote.id, 1);
+      assert.deepEqual(
+        walked.items.map((r: any) => r.key),
+        ['c0', 'c1', 'c2', 'c3', 'c4', 'c5'],
+      );
+      assert.equal(walked.pages, 6);
+
+      const byRank = (
+        await saveView(geo, { name: 'by rank', dataset: 'content', sort: { field: 'data.rank', direction: 'asc' } })
+      ).body;
+      const url = `/api/v1/geo/saved-views/${byRank.id}/rows?workspaceId=${geo.a.workspaceId}&limit=2`;
+      const first = await call(geo.app, 'GET', url, { key: geo.a.keys.read });
+      assert.deepEqual(
+        first.body.items.map((r: any) => r.key),
+        ['c0', 'c1'],
+      );
+      // The last row shown disappears before the next page (e.g. a privacy deletion): the page goes on after its value.
+      await geo.db.deleteFrom('dataset_record').where('id', '=', first.body.items[1].id).execute();
+      const next = await call(geo.app, 'GET', `${url}&cursor=${encodeURIComponent(first.body.nextCursor)}`, {
+        key: geo.a.keys.read,
+      });
+      assert.deepEqual(
+        next.body.items.map((r: any) => r.key),
+        ['c2', 'c3'],
+      );
+    });
+
     test('tracking events: AI referrals per engine from the events dataset', async () => {
       const geo = await freshGeo();
       const referrers = [

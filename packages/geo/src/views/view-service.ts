@@ -3,6 +3,7 @@ import {
   encodeCursor as encodeKeysetCursor,
   fromJsonColumn,
   runIdempotent,
+  sha256Hex,
   toIsoString,
 } from '@keel/core';
 import type { Selectable } from 'kysely';
@@ -325,14 +326,21 @@ export async function evaluateView(
   const position = decodeKeysetCursor(`${kind}.pos`, cursor, ['string'], GeoErrors.invalidCursor);
   let start = 0;
   if (position) {
-    let after: { value: unknown[]; tie: string };
+    let after: { t?: unknown; v?: unknown };
     try {
-      after = JSON.parse(position[0]) as { value: unknown[]; tie: string };
+      after = JSON.parse(position[0]) as { t?: unknown; v?: unknown };
     } catch {
       throw GeoErrors.invalidCursor();
     }
-    if (!after || !Array.isArray(after.value) || typeof after.tie !== 'string') throw GeoErrors.invalidCursor();
-    while (start < keyed.length && order(keyed[start]!, after) <= 0) start++;
+    if (!after || typeof after.t !== 'string' || (after.v !== undefined && !Array.isArray(after.v)))
+      throw GeoErrors.invalidCursor();
+    // The last row shown, found again by its tie key; if it is gone, the first row sorting after its value.
+    const index = keyed.findIndex((k) => tieHash(k.tie) === after.t);
+    if (index >= 0) start = index + 1;
+    else if (after.v) {
+      const value = after.v as unknown[];
+      while (start < keyed.length && order(keyed[start]!, { value, tie: keyed[start]!.tie }) <= 0) start++;
+    } else throw GeoErrors.invalidCursor();
   }
   const page = keyed.slice(start, start + limit);
   const last = page.at(-1);
@@ -340,13 +348,24 @@ export async function evaluateView(
     kind: grouped ? 'groups' : 'records',
     columns: grouped ? [...view.groupBy.map((g) => g.field), ...view.aggregates.map(aggregateName)] : view.columns,
     items: page.map((p) => p.row),
-    nextCursor:
-      start + limit < keyed.length && last
-        ? encodeKeysetCursor(`${kind}.pos`, [JSON.stringify({ value: last.value, tie: last.tie })])
-        : null,
+    nextCursor: start + limit < keyed.length && last ? encodeKeysetCursor(`${kind}.pos`, [cursorPosition(last)]) : null,
     scanned,
     truncated,
   };
+}
+
+/** A short, fixed-size stand-in for a row's tie key (a record id, or a group's values) inside a cursor. */
+function tieHash(tie: string): string {
+  return sha256Hex(tie).slice(0, 24);
+}
+
+/**
+ * A sorted page's position: the last row's tie hash and, when short enough to keep the cursor bounded, its sort
+ * value (used only if that row is gone by the next page).
+ */
+function cursorPosition(last: { value: unknown[]; tie: string }): string {
+  const value = JSON.stringify(last.value);
+  return JSON.stringify(value.length <= 200 ? { t: tieHash(last.tie), v: last.value } : { t: tieHash(last.tie) });
 }
 
 async function workspaceZone(ctx: GeoContext, workspaceId: string): Promise<string> {
