@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
+import { createWorkspace } from '../src/tenancy/tenancy-service.ts';
 import { bucketOf } from '../src/views/view-query.ts';
 import { call, testDatabaseTargets } from './helper.ts';
 import { type SuiteGeo as GeoUnderTest, sharedGeo } from './measure-suite.ts';
@@ -568,6 +569,47 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(
         next.body.items.map((r: any) => r.key),
         ['c2', 'c3'],
+      );
+    });
+
+    test("time buckets are the workspace's reporting time zone's days", async () => {
+      const geo = await freshGeo();
+      const tokyo = await createWorkspace(
+        geo.db,
+        { tenantId: geo.a.tenantId, name: 'Tokyo', timezone: 'Asia/Tokyo' },
+        geo.ctx.secrets,
+      );
+      const written = await call(geo.app, 'POST', '/api/v1/geo/signals', {
+        key: geo.a.keys.signals,
+        headers: { 'idempotency-key': 'tz' },
+        body: {
+          workspaceId: tokyo.workspaceId,
+          records: ['2026-11-01T14:59:00Z', '2026-11-01T15:00:00Z', '2026-11-01T20:00:00Z'].map((at) => ({
+            dataset: 'alerts',
+            definitionVersion: 'a/1',
+            computedAt: at,
+            data: {},
+          })),
+        },
+      });
+      assert.equal(written.status, 201, JSON.stringify(written.body));
+      const view = await call(geo.app, 'POST', '/api/v1/geo/saved-views', {
+        key: geo.a.keys.write,
+        body: {
+          workspaceId: tokyo.workspaceId,
+          name: 'alerts per day',
+          dataset: 'alerts',
+          groupBy: [{ field: 'computedAt', bucket: 'day' }],
+        },
+      });
+      const rows = await allRows(geo, view.body.id, 10, tokyo.workspaceId);
+      assert.deepEqual(
+        rows.items.map((r: any) => [r.computedAt, r.count]),
+        [
+          ['2026-11-01', 1],
+          ['2026-11-02', 2],
+        ],
+        '15:00 UTC is already the next day in Tokyo',
       );
     });
 
