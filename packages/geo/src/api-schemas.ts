@@ -9,6 +9,7 @@ import { GraphMutationBody, GraphSchema, ReceiptSchema, RelationInput, TargetInp
 import { ErrorSchema } from './http-schemas.ts';
 import { PrivacyRequestSchema } from './privacy/privacy-routes.ts';
 import { SharedDashboard } from './shares/share-routes.ts';
+import { SavedViewSchema } from './views/view-routes.ts';
 
 /** Every named API shape of geo (the `GeoApi` types): a TypeBox schema, or a list of allowed strings. */
 export const geoApiSchemas = {
@@ -30,5 +31,6 @@ export const geoApiSchemas = {
   PrivacyRequest: PrivacyRequestSchema,
   Export: ExportSchema,
   SharedDashboard,
+  SavedView: SavedViewSchema,
   ErrorBody: ErrorSchema,
 } as const;

@@ -20,6 +20,7 @@ import type {
 } from './graph/graph-schemas.ts';
 import type { PrivacyRequestSchema } from './privacy/privacy-routes.ts';
 import type { SharedDashboard as SharedDashboardSchema } from './shares/share-routes.ts';
+import type { SavedViewSchema } from './views/view-routes.ts';
 
 export type Dataset = (typeof DATASETS)[number];
 export type Permission = (typeof GEO_PERMISSIONS)[number];
@@ -39,6 +40,7 @@ export type GraphReceipt = Static<typeof ReceiptSchema>;
 export type PrivacyRequest = Static<typeof PrivacyRequestSchema>;
 export type Export = Static<typeof ExportSchema>;
 export type SharedDashboard = Static<typeof SharedDashboardSchema>;
+export type SavedView = Static<typeof SavedViewSchema>;
 export interface ErrorBody {
   error: { code: string; message: string; traceId: string; details?: { path?: string; message: string }[] };
 }

@@ -31,6 +31,7 @@ import { registerMeasureRoutes } from './measure/measure-routes.ts';
 import { startMeasureWorker } from './measure/measure-worker.ts';
 import { registerPrivacyRoutes } from './privacy/privacy-routes.ts';
 import { registerShareRoutes } from './shares/share-routes.ts';
+import { registerViewRoutes } from './views/view-routes.ts';
 import { startGeoWorker } from './worker/geo-worker.ts';
 
 export { GEO_VERSION } from './app-version.ts';
@@ -61,7 +62,7 @@ export async function prepareGeoDatabase(db: Kysely<GeoDb>): Promise<string[]> {
 
 const DESCRIPTION = `Workspace measurement for generative engine optimization (Document 1): versioned datasets, the target
 graph, pseudonymous privacy requests, exports, an MCP tool endpoint, consent-aware tracking-event ingestion and
-dashboard shares.
+dashboard shares and saved views.
 
 **Authentication.** Every endpoint except tracking-event ingestion, the tracker script, shared dashboards,
 \`/openapi.json\` and \`/docs\` takes an API key as \`Authorization: Bearer <key>\` or \`x-api-key: <key>\`. A key belongs
@@ -129,6 +130,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
       { name: 'keys', description: 'API keys and site tokens' },
       { name: 'system', description: 'Liveness and readiness' },
       { name: 'measurement', description: 'Tracked prompts, engines, runs, answers and schedules' },
+      { name: 'saved-views', description: 'Saved views over the datasets (filters, sort, grouping, charts)' },
     ],
   });
   const ctx: GeoContext = {
@@ -149,6 +151,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
   registerShareRoutes(app, ctx);
   registerKeyRoutes(app, ctx);
   registerMeasureRoutes(app, ctx);
+  registerViewRoutes(app, ctx);
   await registerGeoMcp(app, ctx);
   const readiness = createServiceReadiness({ db, cache });
   registerHealthRoutes(app, readiness);

@@ -12,6 +12,10 @@ export interface GeoConfig {
   exports: { ttlHours: number; maxRows: number; maxPdfRows: number };
   worker: { enabled: boolean; intervalMs: number };
   shares: { maxDays: number };
+  measure: {
+    /** MANAGED_MODEL_ENDPOINT_OVERRIDE: where managed-model engines send their calls instead of AWS (tests, VPC endpoints). */
+    managedModelEndpointOverride: string | undefined;
+  };
 }
 
 /** Reads geo's configuration (shared variables plus GEO_*); throws a ConfigError naming every bad one. */
@@ -34,6 +38,9 @@ export function readGeoConfig(env: Env): GeoConfig {
       intervalMs: reader.int('GEO_WORKER_INTERVAL_MS', 1000, { min: 10, max: 600_000 }),
     },
     shares: { maxDays: reader.int('GEO_SHARE_MAX_DAYS', 90, { min: 1, max: 3650 }) },
+    measure: {
+      managedModelEndpointOverride: reader.url('MANAGED_MODEL_ENDPOINT_OVERRIDE', ['http:', 'https:']),
+    },
   };
   reader.done();
   return config;

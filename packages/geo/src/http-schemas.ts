@@ -47,3 +47,10 @@ export const Cursor = Type.String({
   maxLength: 200,
   description: 'The `nextCursor` of the previous page',
 });
+
+/** The query of a keyset-paginated list: the workspace, `limit` 1–500 (default 100) and the previous `nextCursor`. */
+export const PageQuery = Type.Object({
+  workspaceId: Uuid('The workspace'),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  cursor: Type.Optional(Cursor),
+});

@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runMeasureWorkerOnce } from '../src/measure/measure-worker.ts';
 import { startEngineDouble } from './engine-double.ts';
-import { buildGeo, call, testDatabaseTargets } from './helper.ts';
+import { call, testDatabaseTargets } from './helper.ts';
+import { sharedGeo } from './measure-suite.ts';
 
 for (const target of testDatabaseTargets()) {
   describe(`attribution, experiments and simulations (${target.dialect})`, () => {
-    test('AI referrals and crawler hits are attributed to the target whose URL path is the longest prefix', async (t) => {
-      const { app, a } = await buildGeo(t, target);
+    const freshGeo = sharedGeo(target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+    test('AI referrals and crawler hits are attributed to the target whose URL path is the longest prefix', async () => {
+      const { app, a } = await freshGeo();
       await call(app, 'POST', '/api/v1/geo/target-graph', {
         key: a.keys.write,
         headers: { 'idempotency-key': 'g' },
@@ -74,7 +76,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('an observed experiment is tested for significance; a simulation is kept apart in mode simulated', async (t) => {
-      const { app, a, ctx } = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+      const { app, a, ctx } = await freshGeo();
       const double = await startEngineDouble({
         before: {
           default: [

@@ -4,6 +4,7 @@ import { runMeasureWorkerOnce } from '../src/measure/measure-worker.ts';
 import { startDueSchedules } from '../src/measure/schedule-service.ts';
 import { startEngineDouble } from './engine-double.ts';
 import { buildGeo, call, testDatabaseTargets } from './helper.ts';
+import { sharedGeo } from './measure-suite.ts';
 
 const engineBody = (workspaceId: string, baseUrl: string, name = 'e1') => ({
   workspaceId,
@@ -41,6 +42,8 @@ test('the OpenAPI document describes every measurement route and stays compact (
 
 for (const target of testDatabaseTargets()) {
   describe(`measurement routes (${target.dialect})`, () => {
+    // The SSRF test needs the default policy (its own app); the others share one app that may reach 127.0.0.1.
+    const freshGeo = sharedGeo(target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
     test('engine base URLs pass the SSRF policy; API keys are sealed and never returned', async (t) => {
       const { app, a, db } = await buildGeo(t, target);
       for (const url of [
@@ -92,7 +95,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('permissions and workspaces: writes need geo:write; another tenant learns nothing', async (t) => {
-      const { app, a, b } = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+      const { app, a, b } = await freshGeo();
       const double = await startEngineDouble({ e1: { default: [{ text: 'Acme.' }] } });
       t.after(() => double.close());
       const denied = await call(app, 'POST', '/api/v1/geo/prompts', {
@@ -157,8 +160,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(notMine.status, 404);
     });
 
-    test('run input rules: samples bounded, unknown engines and prompts are 404, nothing to run is a 422, retries replay', async (t) => {
-      const { app, a } = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+    test('run input rules: samples bounded, unknown engines and prompts are 404, nothing to run is a 422, retries replay', async () => {
+      const { app, a } = await freshGeo();
       const nothing = await call(app, 'POST', '/api/v1/geo/runs', {
         key: a.keys.write,
         body: { workspaceId: a.workspaceId },
@@ -224,8 +227,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(runs.body.items.length, 1);
     });
 
-    test('an engine failure is stored as a failed answer, never as a made-up one', async (t) => {
-      const { app, a, ctx } = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+    test('an engine failure is stored as a failed answer, never as a made-up one', async () => {
+      const { app, a, ctx } = await freshGeo();
       await call(app, 'POST', '/api/v1/geo/engines', {
         key: a.keys.write,
         body: engineBody(a.workspaceId, 'http://127.0.0.1:9'),
@@ -253,7 +256,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('schedules start each due run once and move on; alerts fire only on changes the intervals call real', async (t) => {
-      const { app, a, ctx } = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+      const { app, a, ctx } = await freshGeo();
       const double = await startEngineDouble({
         acme: { default: [{ text: 'Acme is the answer.' }] },
         globex: { default: [{ text: 'Globex is the answer.' }] },

@@ -3,7 +3,8 @@ import { describe, test } from 'node:test';
 import { runMeasureWorkerOnce } from '../src/measure/measure-worker.ts';
 import { computeRunMetrics } from '../src/measure/run-finalize.ts';
 import { type EngineDouble, type ScriptedAnswer, startEngineDouble } from './engine-double.ts';
-import { buildGeo, call, type GeoUnderTest, testDatabaseTargets } from './helper.ts';
+import { call, testDatabaseTargets } from './helper.ts';
+import { type SuiteGeo as GeoUnderTest, sharedGeo } from './measure-suite.ts';
 
 const P1 = 'best crm for startups';
 const P2 = 'cheapest crm';
@@ -132,8 +133,9 @@ export async function setupMeasurement(
 
 for (const target of testDatabaseTargets()) {
   describe(`measurement runs (${target.dialect})`, () => {
+    const freshGeo = sharedGeo(target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
     test('a run against a deterministic engine double: metrics match hand-computed values exactly', async (t) => {
-      const geo = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+      const geo = await freshGeo();
       const double = await startEngineDouble(SCRIPTS);
       t.after(() => double.close());
       const { app, a, ctx } = geo;
@@ -263,7 +265,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('a run writes an immutable report, evidence-backed recommendations and the AI visibility dashboard', async (t) => {
-      const geo = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+      const geo = await freshGeo();
       const double = await startEngineDouble(SCRIPTS);
       t.after(() => double.close());
       const { app, a, ctx } = geo;
@@ -355,7 +357,7 @@ for (const target of testDatabaseTargets()) {
       assert.equal(after.body.items.length, 1);
     });
     test('with a judge engine, subjective impression is measured per the GEO paper (0 where the brand is absent)', async (t) => {
-      const geo = await buildGeo(t, target, { KEEL_ALLOW_PRIVATE_URLS: 'true' });
+      const geo = await freshGeo();
       const double = await startEngineDouble(SCRIPTS);
       t.after(() => double.close());
       const { app, a, ctx } = geo;

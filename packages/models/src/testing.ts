@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, type TestContext } from 'node:test';
@@ -69,5 +70,37 @@ export function useFakeAwsCredentials(): void {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
+  });
+}
+
+/**
+ * Runs `body` (an ES module body; top-level await allowed) in a fresh node process started in `cwd`, recording
+ * every module it resolves, and returns the AWS SDK modules (`@aws-sdk/*`, `@smithy/*`) among them: how a test
+ * shows that a code path does not load the SDK.
+ */
+export function awsModulesLoadedBy(body: string, options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string[]> {
+  const script = `
+    import { registerHooks } from 'node:module';
+    const __seen = [];
+    registerHooks({
+      resolve(specifier, context, next) {
+        const result = next(specifier, context);
+        if (/@aws-sdk|@smithy/.test(result.url)) __seen.push(specifier);
+        return result;
+      },
+    });
+    ${body}
+    process.stdout.write('\\n' + JSON.stringify(__seen));
+  `;
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--input-type=module', '--eval', script],
+      { cwd: options.cwd, env: options.env ?? process.env, timeout: 60_000 },
+      (error, stdout) => {
+        if (error) reject(error);
+        else resolve(JSON.parse(stdout.slice(stdout.lastIndexOf('\n') + 1)) as string[]);
+      },
+    );
   });
 }

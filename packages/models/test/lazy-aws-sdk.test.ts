@@ -1,30 +1,13 @@
 // The AWS SDK is loaded only when a managed model is called: importing @keel/models, building a chat-completions
 // provider (and even a Bedrock provider that is never called) must not load it.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { promisify } from 'node:util';
+import { awsModulesLoadedBy as loadedBy } from '../src/testing.ts';
 
-const run = promisify(execFile);
-
-/** Runs `body` in a fresh node process that records every module it resolves; returns the AWS modules seen. */
-async function awsModulesLoadedBy(body: string): Promise<string[]> {
-  const script = `
-    import { registerHooks } from 'node:module';
-    const seen = [];
-    registerHooks({
-      resolve(specifier, context, next) {
-        const result = next(specifier, context);
-        if (/@aws-sdk|@smithy/.test(result.url)) seen.push(specifier);
-        return result;
-      },
-    });
-    const models = await import('@keel/models');
-    ${body}
-    process.stdout.write(JSON.stringify(seen));
-  `;
-  const { stdout } = await run(process.execPath, ['--input-type=module', '--eval', script], {
+/** Runs `body` after importing @keel/models (as `models`) in a fresh node process; returns the AWS modules seen. */
+function awsModulesLoadedBy(body: string): Promise<string[]> {
+  return loadedBy(`const models = await import('@keel/models');\n${body}`, {
     cwd: path.resolve(import.meta.dirname, '..'),
     env: {
       ...process.env,
@@ -32,9 +15,7 @@ async function awsModulesLoadedBy(body: string): Promise<string[]> {
       AWS_SECRET_ACCESS_KEY: 'local-test-secret-not-real',
       AWS_EC2_METADATA_DISABLED: 'true',
     },
-    timeout: 30_000,
   });
-  return JSON.parse(stdout) as string[];
 }
 
 test('importing @keel/models and creating a chat-completions provider does not load the AWS SDK', async () => {

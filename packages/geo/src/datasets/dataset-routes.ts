@@ -60,7 +60,7 @@ export function registerDatasetRoutes(app: App, ctx: GeoContext): void {
         security: keySecurity,
         summary: 'Write a batch of signal records',
         description:
-          'Needs `geo:signals:write` and an `Idempotency-Key`: the same key and body replays the first receipt (`Idempotent-Replayed: true`), a different body is a 409, a key still in flight a 409 with `Retry-After`. 1–500 records, all written or none (a bad record is a 400 naming its index). Every dataset except `actions` and `tracking_events` is writable. Rules: metrics need `confidence`; recommendations need at least one `evidence`; experiments need `mode`; `status` is for content (default `draft`). `subject` is hashed with the workspace secret on arrival and never stored in clear.',
+          'Needs `geo:signals:write` and an `Idempotency-Key`: the same key and body replays the first receipt (`Idempotent-Replayed: true`), a different body is a 409, a key still in flight a 409 with `Retry-After`. 1–500 records, all written or none (a bad record is a 400 naming its index). Every dataset except `actions`, `tracking_events` and `saved_views` (written through `/api/v1/geo/saved-views`) is writable. Rules: metrics need `confidence`; recommendations need at least one `evidence`; experiments need `mode`; `status` is for content (default `draft`). `subject` is hashed with the workspace secret on arrival and never stored in clear.',
         headers: IdempotencyHeaders(true),
         body: Type.Object(
           {

@@ -25,6 +25,8 @@ export type DatasetName = (typeof DATASETS)[number];
 export const NOT_WRITABLE: Partial<Record<DatasetName, string>> = {
   actions: 'actions are drafted with POST /api/v1/geo/actions and move through the governed workflow',
   tracking_events: 'tracking events arrive through POST /api/v2/geo/events',
+  saved_views:
+    'saved views are written with POST/PATCH /api/v1/geo/saved-views, which check them against their dataset',
 };
 
 export const DatasetEnum = Type.Union(
@@ -107,7 +109,7 @@ export const TrackingEventSchema = Type.Object(
 
 export const SignalRecordInput = Type.Object(
   {
-    dataset: Type.String({ description: 'Any dataset except `actions` and `tracking_events`' }),
+    dataset: Type.String({ description: 'Any dataset except `actions`, `tracking_events` and `saved_views`' }),
     key: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     definitionVersion: Type.String({ minLength: 1, maxLength: 64 }),
     runId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),

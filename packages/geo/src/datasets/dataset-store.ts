@@ -75,3 +75,30 @@ export async function pageEvents(
   if (query.beforeId !== undefined) q = q.where('id', '<', query.beforeId);
   return q.orderBy('id', 'desc').limit(query.limit).execute();
 }
+
+/** Replaces a record's definition in place (its data, definition version, update time and stored API JSON). */
+export async function updateRecord(
+  db: Executor<GeoDb>,
+  where: { workspaceId: string; dataset: string; id: string },
+  changes: Pick<Selectable<DatasetRecordTable>, 'data' | 'definition_version' | 'updated_at' | 'api_json'>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('dataset_record')
+    .set(changes)
+    .where('workspace_id', '=', where.workspaceId)
+    .where('dataset', '=', where.dataset)
+    .where('id', '=', where.id)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Deletes one record of a dataset in a workspace; false when there was none. */
+export async function deleteRecord(db: Executor<GeoDb>, workspaceId: string, dataset: string, id: string) {
+  const result = await db
+    .deleteFrom('dataset_record')
+    .where('workspace_id', '=', workspaceId)
+    .where('dataset', '=', dataset)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

@@ -248,9 +248,12 @@ export interface MeasureEngineTable {
   id: string;
   workspace_id: string;
   name: string;
-  /** `chat_completions` (any compatible API). */
+  /** `chat_completions` (any compatible API) or `managed_model` (Amazon Bedrock). */
   provider: string;
+  /** The chat-completions base URL; empty for a managed model. */
   base_url: string;
+  /** The AWS region of a managed model; null for chat-completions engines. */
+  region: string | null;
   model: string;
   /** The provider's API key, sealed with the service's secret box; never returned. */
   api_key: string | null;

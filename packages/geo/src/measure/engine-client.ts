@@ -20,9 +20,14 @@ export interface EngineReply {
   outputTokens: number;
 }
 
-/** What a run needs from an engine: ask one question. Implementations: chat-completions over HTTP, test doubles. */
+/**
+ * What a run needs from an engine: ask one question. Implementations: chat-completions over HTTP, the managed model
+ * (managed-model-client.ts), test doubles.
+ */
 export interface EngineClient {
   ask(question: EngineQuestion): Promise<EngineReply>;
+  /** Releases the client's connections once the run is done with it. */
+  close?(): Promise<void>;
 }
 
 /** A failed ask; `retryable` for 429, 5xx and network failures. */

@@ -2,13 +2,17 @@ import { checkOutboundUrl, isUniqueViolation, toIsoString } from '@keel/core';
 import type { GeoContext } from '../context.ts';
 import { uuidv7 } from '../ids.ts';
 import { chatCompletionsClient, type EngineClient } from './engine-client.ts';
+import { managedModelClient } from './managed-model-client.ts';
 import { MeasureErrors } from './measure-errors.ts';
 import { deactivateEngine, type EngineRow, insertEngine, listEngines } from './measure-store.ts';
 
 export interface EngineInput {
   name: string;
-  provider: 'chat_completions';
-  baseUrl: string;
+  provider: 'chat_completions' | 'managed_model';
+  /** chat_completions: the API's base URL. */
+  baseUrl?: string | undefined;
+  /** managed_model: the AWS region. */
+  region?: string | undefined;
   model: string;
   apiKey?: string | undefined;
   concurrency?: number | undefined;
@@ -39,7 +43,8 @@ export function mapEngine(row: EngineRow) {
     workspaceId: row.workspace_id,
     name: row.name,
     provider: row.provider,
-    baseUrl: row.base_url,
+    baseUrl: row.provider === MANAGED_MODEL ? null : row.base_url,
+    region: row.region ?? null,
     model: row.model,
     hasApiKey: row.api_key !== null,
     concurrency: Number(row.concurrency),
@@ -51,19 +56,38 @@ export function mapEngine(row: EngineRow) {
   };
 }
 
+const MANAGED_MODEL = 'managed_model';
+const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
+
 /**
- * Configures an engine: any chat-completions API. The base URL passes the SSRF policy now and again at every
- * connection; the API key is sealed with the service's secret box and never returned.
+ * Configures an engine: any chat-completions API, or the managed model (Amazon Bedrock). A chat-completions base
+ * URL passes the SSRF policy now and again at every connection; its API key is sealed with the service's secret
+ * box and never returned. A managed model is addressed by region and model id and uses the service's AWS
+ * credentials (no key of its own).
  */
 export async function createEngine(ctx: GeoContext, workspaceId: string, input: EngineInput) {
   const allowPrivate = ctx.config.core.allowPrivateUrls;
-  checkOutboundUrl(input.baseUrl, { allowPrivate });
+  let baseUrl = '';
+  if (input.provider === MANAGED_MODEL) {
+    if (input.region === undefined || !AWS_REGION.test(input.region))
+      throw MeasureErrors.invalid('region: a managed model needs its AWS region, such as "us-east-1"');
+    if (input.baseUrl !== undefined)
+      throw MeasureErrors.invalid('baseUrl: a managed model is addressed by region, not by URL');
+    if (input.apiKey !== undefined)
+      throw MeasureErrors.invalid("apiKey: a managed model uses the service's AWS credentials, not a key of its own");
+  } else {
+    if (input.baseUrl === undefined) throw MeasureErrors.invalid('baseUrl: a chat-completions engine needs its URL');
+    if (input.region !== undefined) throw MeasureErrors.invalid('region applies to managed models only');
+    checkOutboundUrl(input.baseUrl, { allowPrivate });
+    baseUrl = input.baseUrl.replace(/\/+$/, '');
+  }
   const row = {
     id: uuidv7(),
     workspace_id: workspaceId,
     name: input.name.trim(),
     provider: input.provider,
-    base_url: input.baseUrl.replace(/\/+$/, ''),
+    base_url: baseUrl,
+    region: input.provider === MANAGED_MODEL ? input.region! : null,
     model: input.model,
     api_key: input.apiKey ? ctx.secrets.encrypt(input.apiKey) : null,
     concurrency: input.concurrency ?? 4,
@@ -93,8 +117,15 @@ export async function removeEngine(ctx: GeoContext, workspaceId: string, engineI
     throw MeasureErrors.engineNotFound(engineId);
 }
 
-/** The HTTP client of a configured engine (its key unsealed only here, in memory). */
+/** The client of a configured engine (a chat-completions key unsealed only here, in memory). */
 export function clientForEngine(ctx: GeoContext, row: EngineRow): EngineClient {
+  if (row.provider === MANAGED_MODEL)
+    return managedModelClient({
+      region: row.region ?? '',
+      model: row.model,
+      timeoutMs: Number(row.timeout_ms),
+      endpointOverride: ctx.config.measure.managedModelEndpointOverride,
+    });
   return chatCompletionsClient({
     baseUrl: row.base_url,
     model: row.model,

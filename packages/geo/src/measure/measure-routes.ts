@@ -4,12 +4,12 @@ import { requireWorkspace } from '../auth/geo-auth.ts';
 import type { GeoContext } from '../context.ts';
 import type { GeoDb } from '../db/schema.ts';
 import {
-  Cursor,
   commonErrors,
   ErrorSchema,
   IdempotencyHeaders,
   keySecurity,
   Nullable,
+  PageQuery,
   Timestamp,
   Uuid,
 } from '../http-schemas.ts';
@@ -25,11 +25,6 @@ import { createSchedule, listWorkspaceSchedules, removeSchedule } from './schedu
 const tags = ['measurement'];
 const ProjectId = Type.Optional(Uuid("The project; absent = the workspace's default project"));
 const WorkspaceQuery = Type.Object({ workspaceId: Uuid('The workspace') });
-const PageQuery = Type.Object({
-  workspaceId: Uuid('The workspace'),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
-  cursor: Type.Optional(Cursor),
-});
 
 const PromptSchema = Type.Object({
   id: Type.String(),
@@ -60,8 +55,9 @@ const EngineSchema = Type.Object({
   id: Type.String(),
   workspaceId: Type.String(),
   name: Type.String(),
-  provider: Type.String(),
-  baseUrl: Type.String(),
+  provider: Type.String({ description: '`chat_completions` or `managed_model`' }),
+  baseUrl: Nullable(Type.String({ description: 'null for a managed model' })),
+  region: Nullable(Type.String({ description: 'The AWS region of a managed model; null otherwise' })),
   model: Type.String(),
   hasApiKey: Type.Boolean(),
   concurrency: Type.Integer(),
@@ -214,14 +210,30 @@ export function registerMeasureRoutes(app: App, ctx: GeoContext): void {
         security: keySecurity,
         summary: 'Configure an engine',
         description:
-          'Needs `geo:write`. An AI engine runs ask: any chat-completions API (`provider: "chat_completions"`: OpenAI, Perplexity, OpenRouter, a self-hosted model …) at `baseUrl` + `/chat/completions`. Sources are read from the answer’s `citations` or `search_results` arrays, its `url_citation` annotations and URLs in its text. The base URL must be public HTTPS (checked now and at every connection; `KEEL_ALLOW_PRIVATE_URLS` for development); `apiKey` is stored encrypted and never returned. `concurrency` (1–64, default 4) and `requestsPerMinute` (1–100000, default 60) bound the load a run puts on it; prices (decimal strings per million tokens) give each run its cost. 201; 409 `GEO_ENGINE_EXISTS` for a name already used.',
+          'Needs `geo:write`. An AI engine runs ask: any chat-completions API (`provider: "chat_completions"`: OpenAI, Perplexity, OpenRouter, a self-hosted model …) at `baseUrl` + `/chat/completions`, or the managed model (`provider: "managed_model"`: Amazon Bedrock\'s Converse API in `region`, `model` = the Bedrock model id; it uses the service\'s AWS credentials from the standard chain, so it takes no `baseUrl` or `apiKey`, and the AWS SDK is loaded only when such an engine is first asked; `MANAGED_MODEL_ENDPOINT_OVERRIDE` points it at another endpoint). A missing or misplaced `baseUrl`, `region` or `apiKey` is a 400 `GEO_MEASURE_INVALID`. Sources are read from the answer’s `citations` or `search_results` arrays, its `url_citation` annotations and URLs in its text. The base URL must be public HTTPS (checked now and at every connection; `KEEL_ALLOW_PRIVATE_URLS` for development); `apiKey` is stored encrypted and never returned. `concurrency` (1–64, default 4) and `requestsPerMinute` (1–100000, default 60) bound the load a run puts on it; prices (decimal strings per million tokens) give each run its cost. 201; 409 `GEO_ENGINE_EXISTS` for a name already used.',
         body: Type.Object(
           {
             workspaceId: Uuid('The workspace'),
             name: Type.String({ minLength: 1, maxLength: 60 }),
-            provider: Type.Literal('chat_completions'),
-            baseUrl: Type.String({ minLength: 1, maxLength: 2000 }),
-            model: Type.String({ minLength: 1, maxLength: 200 }),
+            provider: Type.Union([Type.Literal('chat_completions'), Type.Literal('managed_model')], {
+              description:
+                '`chat_completions`: any compatible API at `baseUrl`; `managed_model`: Amazon Bedrock in `region`',
+            }),
+            baseUrl: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 2000, description: 'chat_completions only (required there)' }),
+            ),
+            region: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 32,
+                description: 'managed_model only (required there): the AWS region, e.g. `us-east-1`',
+              }),
+            ),
+            model: Type.String({
+              minLength: 1,
+              maxLength: 200,
+              description: 'The model name; for a managed model the Bedrock model id or inference profile',
+            }),
             apiKey: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
             concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
             requestsPerMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),

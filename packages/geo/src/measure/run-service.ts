@@ -309,10 +309,18 @@ export async function executeRun(ctx: GeoContext, runId: string, options: Execut
         }
       };
       const concurrency = Math.max(1, Number(engine.concurrency));
-      await Promise.all(Array.from({ length: concurrency }, worker));
+      try {
+        await Promise.all(Array.from({ length: concurrency }, worker));
+      } finally {
+        await client.close?.();
+      }
     }
 
-    await Promise.all(engines.map(runEngine));
+    try {
+      await Promise.all(engines.map(runEngine));
+    } finally {
+      await judge?.close?.();
+    }
     await finalizeRun(ctx, run.id);
   } catch (error) {
     ctx.log.error({ err: error, runId: run.id }, 'measurement run stopped; it resumes on the next attempt');

@@ -82,13 +82,22 @@ export const SHARE_PAGE_JS = `(function () {
     el('line', { x1: L, y1: T, x2: L, y2: H - B, class: 'axis' }, svg);
     var top = el('text', { x: 2, y: T + 8, class: 'label' }, svg); top.textContent = String(Math.round(max * 100) / 100);
     var bottom = el('text', { x: 2, y: H - B, class: 'label' }, svg); bottom.textContent = String(Math.round(min * 100) / 100);
-    var first = el('text', { x: L, y: H - 6, class: 'label' }, svg); first.textContent = points[0].at.slice(0, 10);
-    var last = el('text', { x: W - R - 60, y: H - 6, class: 'label' }, svg); last.textContent = points[points.length - 1].at.slice(0, 10);
+    function label(p) { return String(p.label != null ? p.label : (p.at || '').slice(0, 10)).slice(0, 16); }
+    var labelled = widget.type === 'bar' && points.length <= 8;
+    if (!labelled) {
+      var first = el('text', { x: L, y: H - 6, class: 'label' }, svg); first.textContent = label(points[0]);
+      var last = el('text', { x: W - R - 60, y: H - 6, class: 'label' }, svg); last.textContent = label(points[points.length - 1]);
+    }
     if (widget.type === 'bar') {
       var width = Math.max(2, (W - L - R) / points.length - 4);
       points.forEach(function (p, i) {
         var cx = L + (i + 0.5) * (W - L - R) / points.length;
-        el('rect', { x: cx - width / 2, y: Math.min(y(p.value), y(0)), width: width, height: Math.abs(y(0) - y(p.value)) || 1, class: 'bar' }, svg);
+        var bar = el('rect', { x: cx - width / 2, y: Math.min(y(p.value), y(0)), width: width, height: Math.abs(y(0) - y(p.value)) || 1, class: 'bar' }, svg);
+        el('title', {}, bar).textContent = label(p) + ': ' + p.value;
+        if (labelled) {
+          var t = el('text', { x: cx, y: H - 6, class: 'label', 'text-anchor': 'middle' }, svg);
+          t.textContent = label(p).slice(0, 10);
+        }
       });
     } else {
       el('polyline', { points: points.map(function (p, i) { return x(i) + ',' + y(p.value); }).join(' '), class: 'line' }, svg);

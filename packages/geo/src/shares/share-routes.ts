@@ -25,7 +25,11 @@ const DashboardParams = Type.Object({
     description: 'A record of the `dashboards` dataset: its id, or its `key` (the newest record with that key)',
   }),
 });
-const Point = Type.Object({ at: Timestamp, value: Type.Number() });
+const Point = Type.Object({
+  at: Nullable(Timestamp),
+  label: Type.String({ description: 'The x value as text (the date of a metric point, a group, a bucket)' }),
+  value: Type.Number(),
+});
 export const SharedDashboard = Type.Object({
   dashboard: Type.Object({
     id: Type.String(),
@@ -42,7 +46,11 @@ export const SharedDashboard = Type.Object({
         id: Type.String(),
         title: Type.String(),
         type: Type.String(),
-        metric: Type.String(),
+        source: Type.Union([Type.Literal('metric'), Type.Literal('view')], {
+          description: '`metric`: the metrics series named by `metric`; `view`: the chart of the saved view `viewId`',
+        }),
+        metric: Nullable(Type.String()),
+        viewId: Nullable(Type.String()),
         points: Type.Array(Point),
       }),
     ),
@@ -148,7 +156,7 @@ export function registerShareRoutes(app: App, ctx: GeoContext): void {
         tags,
         summary: 'Read a shared dashboard by token (no API key)',
         description:
-          'Header `x-share-token`. Read-only, one dashboard: its title and widgets with their metric series. Unknown, revoked and expired tokens all get the same 404 `GEO_SHARE_NOT_FOUND`.',
+          'Header `x-share-token`. Read-only, one dashboard: its title and widgets. A widget `{title, type, metric}` charts the `metrics` records whose `data.metric` is `metric` (one point per record, in time order); a widget `{title, type?, view}` charts the saved view `view` (an id) of the same workspace with its `chart` (x, y) — at most 200 points; a deleted view or one of another workspace draws nothing. Unknown, revoked and expired tokens all get the same 404 `GEO_SHARE_NOT_FOUND`.',
         headers: Type.Object({ 'x-share-token': Type.Optional(Type.String({ maxLength: 200 })) }),
         response: { 200: SharedDashboard, 404: ErrorSchema, 400: ErrorSchema, 429: ErrorSchema },
       },

@@ -7,6 +7,7 @@ import { findRecord, findRecordByKey } from '../datasets/dataset-store.ts';
 import type { DashboardShareTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { isUuid, normalizeUuid, uuidv7 } from '../ids.ts';
+import { viewSeries } from '../views/view-service.ts';
 
 export const SHARE_TOKEN_PREFIX = 'geoshare';
 const MAX_WIDGETS = 12;
@@ -104,10 +105,15 @@ export async function revokeShare(
 }
 
 interface Widget {
-  title: string;
-  type: 'line' | 'bar';
-  metric: string;
+  title?: unknown;
+  type?: unknown;
+  metric?: unknown;
+  /** A saved view of the same workspace (its id), drawn with the view's chart. */
+  view?: unknown;
 }
+
+const isWidget = (w: unknown): w is Widget =>
+  !!w && typeof w === 'object' && (typeof (w as Widget).metric === 'string' || typeof (w as Widget).view === 'string');
 
 /**
  * Reads a shared dashboard by token, without a key: only that dashboard, read-only. Unknown, revoked and expired
@@ -127,9 +133,7 @@ export async function readSharedDashboard(ctx: GeoContext, token: string | undef
   if (!row) throw GeoErrors.shareNotFound();
   const dashboard = mapRecord(row);
   const data = dashboard.data as { title?: unknown; description?: unknown; widgets?: unknown };
-  const widgets = (Array.isArray(data.widgets) ? data.widgets : [])
-    .filter((w): w is Widget => !!w && typeof w === 'object' && typeof (w as Widget).metric === 'string')
-    .slice(0, MAX_WIDGETS);
+  const widgets = (Array.isArray(data.widgets) ? data.widgets : []).filter(isWidget).slice(0, MAX_WIDGETS);
   const metrics = await ctx.db
     .selectFrom('dataset_record')
     .selectAll()
@@ -158,19 +162,43 @@ export async function readSharedDashboard(ctx: GeoContext, token: string | undef
     }
     if (points.length < MAX_POINTS) points.push({ at: toIsoString(metric.computed_at), value });
   }
+  const byTime = (x: { at: string }, y: { at: string }) => (x.at < y.at ? -1 : x.at > y.at ? 1 : 0);
+  const drawn = await Promise.all(
+    widgets.map(async (widget, index) => {
+      const type = widget.type === 'bar' ? ('bar' as const) : widget.type === 'line' ? ('line' as const) : undefined;
+      if (typeof widget.metric === 'string') {
+        return {
+          id: `w${index + 1}`,
+          title: typeof widget.title === 'string' ? widget.title : widget.metric,
+          type: type ?? 'line',
+          source: 'metric' as const,
+          metric: widget.metric,
+          viewId: null,
+          points: (series.get(widget.metric) ?? [])
+            .sort(byTime)
+            .map((p) => ({ at: p.at, label: p.at.slice(0, 10), value: p.value })),
+        };
+      }
+      // Only a view of the share's own workspace is ever read; any other id draws an empty chart.
+      const drawnView = await viewSeries(ctx, share.workspace_id, String(widget.view), MAX_POINTS);
+      return {
+        id: `w${index + 1}`,
+        title: typeof widget.title === 'string' ? widget.title : (drawnView?.view.name ?? 'Saved view'),
+        type: type ?? drawnView?.view.chart?.type ?? 'line',
+        source: 'view' as const,
+        metric: null,
+        viewId: drawnView?.view.id ?? null,
+        points: drawnView?.points ?? [],
+      };
+    }),
+  );
   return {
     dashboard: {
       id: dashboard.id,
       title: typeof data.title === 'string' ? data.title : 'Dashboard',
       description: typeof data.description === 'string' ? data.description : null,
       version: dashboard.version,
-      widgets: widgets.map((widget, index) => ({
-        id: `w${index + 1}`,
-        title: typeof widget.title === 'string' ? widget.title : widget.metric,
-        type: widget.type === 'bar' ? ('bar' as const) : ('line' as const),
-        metric: widget.metric,
-        points: (series.get(widget.metric) ?? []).sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : 0)),
-      })),
+      widgets: drawn,
     },
     expiresAt: toIsoString(share.expires_at),
   };
