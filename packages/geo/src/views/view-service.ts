@@ -9,7 +9,7 @@ import {
 import type { Selectable } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, pageOf } from '../cursor.ts';
 import { mapEvent, mapRecord, withApiJson } from '../datasets/dataset-service.ts';
 import {
   deleteRecord,
@@ -128,11 +128,8 @@ export async function listViews(ctx: GeoContext, workspaceId: string, limit: num
     limit: limit + 1,
     beforeId: decodeCursor('views', cursor),
   });
-  const page = rows.slice(0, limit);
-  return {
-    items: page.map(mapView),
-    nextCursor: rows.length > limit ? encodeCursor('views', page.at(-1)!.id) : null,
-  };
+  const page = pageOf('views', rows, limit);
+  return { items: page.rows.map(mapView), nextCursor: page.next };
 }
 
 /**
@@ -269,7 +266,7 @@ export async function evaluateView(
       kind: 'records',
       columns: view.columns,
       items,
-      nextCursor: more && lastId !== undefined ? encodeCursor(kind, lastId) : null,
+      nextCursor: more && lastId !== undefined ? encodeKeysetCursor(kind, [lastId]) : null,
       scanned,
       truncated: false,
     };
