@@ -18,6 +18,7 @@ import { CoreErrors } from '../errors.ts';
 import { requireJsonBodies } from './content-type.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { rejectUnstorableInput } from './input-guard.ts';
+import { attachOperationExample, type OperationExamples } from './operation-examples.ts';
 import { resilientRateLimitStore } from './rate-limit-store.ts';
 import { requestIdFor } from './request-id.ts';
 import { installSecurityHeaders } from './security-headers.ts';
@@ -49,6 +50,11 @@ export interface CreateAppOptions {
   logStream?: NodeJS.WritableStream;
   /** Rewrites the generated OpenAPI document once before it is served (e.g. to share repeated parts); optional. */
   transformOpenApi?: (document: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * One example request per operation (`POST /detect` → body, query, params), written into the route schemas'
+   * `examples` so the OpenAPI document and the docs page's "Try it out" start from a request that succeeds.
+   */
+  examples?: OperationExamples;
 }
 
 const DOCS_PREFIX = '/docs';
@@ -148,6 +154,10 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     skipOnError: true,
     errorResponseBuilder: (_request, context) => CoreErrors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
   });
+
+  // Before the OpenAPI generator's own hook, so it reads the schemas with their examples.
+  const examples = options.examples;
+  if (examples) app.addHook('onRoute', (route) => attachOperationExample(route, examples));
 
   await app.register(fastifySwagger, {
     openapi: {
