@@ -54,6 +54,13 @@ export { type App, type CreateAppOptions, createApp } from './http/create-app.ts
 export { decodeCursor, encodeCursor } from './http/cursor.ts';
 export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';
 export { commonErrorResponses, errorBodySchema } from './http/error-schema.ts';
+export {
+  LOG_FORMATS,
+  type LogFormat,
+  prettyLogDestination,
+  prettyLogLine,
+  selectLogFormat,
+} from './http/log-format.ts';
 export { idForLog } from './http/log-safe.ts';
 export {
   attachOperationExample,

@@ -111,6 +111,7 @@ export async function buildEngineApps(options: EngineAppsOptions): Promise<Engin
       description,
       http: config.http,
       logLevel: config.core.logLevel,
+      logFormat: config.core.logFormat,
       redis: options.redis,
       logStream: options.logStream,
       ...(ctx ? { rateLimitKey: rateLimitKey(ctx) } : {}),

@@ -103,6 +103,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
     description: DESCRIPTION,
     http: config.http,
     logLevel: config.core.logLevel,
+    logFormat: config.core.logFormat,
     redis: options.redis,
     logStream: options.logStream,
     rateLimitKey,

@@ -64,6 +64,7 @@ export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: Ap
     description: DESCRIPTION,
     http: config.http,
     logLevel: config.core.logLevel,
+    logFormat: config.core.logFormat,
     redis: options.redis,
     logStream: options.logStream,
     rateLimitKey: rateLimitKeyFor(callerOf),

@@ -18,6 +18,7 @@ import { CoreErrors } from '../errors.ts';
 import { requireJsonBodies } from './content-type.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { rejectUnstorableInput } from './input-guard.ts';
+import { type LogFormat, prettyLogDestination, selectLogFormat } from './log-format.ts';
 import { attachOperationExample, type OperationExamples } from './operation-examples.ts';
 import { resilientRateLimitStore } from './rate-limit-store.ts';
 import { requestIdFor } from './request-id.ts';
@@ -40,6 +41,8 @@ export interface CreateAppOptions {
   description: string;
   http: HttpConfig;
   logLevel: string;
+  /** `LOG_FORMAT`: JSON lines, the human format, or (`auto`, the default) the human format on a terminal. */
+  logFormat?: LogFormat;
   /** When set, rate-limit counters live in Redis so several instances share them. */
   redis?: Redis | undefined;
   /** Key that identifies a client for rate limiting; the client address by default. */
@@ -74,11 +77,14 @@ function trustProxyOption(
 
 export async function createApp(options: CreateAppOptions): Promise<App> {
   const { http } = options;
+  const logTarget: NodeJS.WritableStream & { isTTY?: boolean } = options.logStream ?? process.stdout;
+  const pretty = selectLogFormat(options.logFormat ?? 'auto', logTarget) === 'pretty';
+  const logStream = pretty ? prettyLogDestination(logTarget, logTarget.isTTY === true) : options.logStream;
   const app = Fastify({
     logger: {
       level: options.logLevel,
       base: { service: options.name },
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      ...(logStream ? { stream: logStream } : {}),
       // Headers and bodies are never logged; these paths are a second line of defence.
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-admin-key"]'],
     },
