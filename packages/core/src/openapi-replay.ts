@@ -91,7 +91,7 @@ export function exampleOperations(document: Json): ExampleOperation[] {
       ((operation.parameters ?? []) as Json[]).forEach((raw, index) => {
         const parameter = deref(document, raw, `${pointer}/parameters/${index}`);
         const { name, in: place, required, example } = parameter.value;
-        if (place !== 'path' && place !== 'query') return;
+        if (place !== 'path' && place !== 'query' && place !== 'header') return;
         if (example !== undefined)
           parameters.push({ name, in: place, example, pointer: `${parameter.pointer}/schema` });
         else if (place === 'path' || required) missing.push(`${place} parameter ${name}`);
@@ -135,6 +135,17 @@ export function invalidExamples(document: Json): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * Everything wrong with a document's examples, one line each: an operation without an example for its body, a
+ * path parameter or a required query parameter, and an example that does not validate against its schema.
+ */
+export function exampleProblems(document: Json): string[] {
+  const missing = exampleOperations(document)
+    .filter((operation) => operation.missing.length > 0)
+    .map((operation) => `${operation.key}: no example for ${operation.missing.join(', ')}`);
+  return [...missing, ...invalidExamples(document)];
 }
 
 function substitute(value: unknown, ids: Map<string, string>): unknown {
@@ -186,14 +197,15 @@ export async function replayExamples(options: ReplayOptions): Promise<ReplayResu
     await options.before?.[operation.key]?.(ids);
     let url = operation.path;
     const query = new URLSearchParams();
+    const headers: Record<string, string> = { ...options.headers?.(operation) };
     for (const parameter of operation.parameters) {
       const value = substitute(parameter.example, ids);
       const text = typeof value === 'string' ? value : JSON.stringify(value);
       if (parameter.in === 'path') url = url.replace(`{${parameter.name}}`, encodeURIComponent(text));
-      else query.set(parameter.name, text);
+      else if (parameter.in === 'query') query.set(parameter.name, text);
+      else headers[parameter.name] = text;
     }
     if (query.size > 0) url += `?${query}`;
-    const headers: Record<string, string> = { ...options.headers?.(operation) };
     const request: ReplayRequest = { method: operation.method, url, headers };
     if (operation.body) {
       headers['content-type'] = 'application/json';

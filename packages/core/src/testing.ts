@@ -228,6 +228,7 @@ export const SSRF_URLS: readonly string[] = [
 export {
   type ExampleOperation,
   exampleOperations,
+  exampleProblems,
   httpSender,
   invalidExamples,
   type ReplayOptions,

@@ -26,6 +26,7 @@ import { registerEventRoutes } from './events/event-routes.ts';
 import { registerExportRoutes } from './exports/export-routes.ts';
 import { registerGraphRoutes } from './graph/graph-routes.ts';
 import { registerKeyRoutes } from './keys/key-routes.ts';
+import { GEO_EXAMPLES } from './openapi-examples.ts';
 import { registerGeoMcp } from './mcp/geo-tools.ts';
 import { registerMeasureRoutes } from './measure/measure-routes.ts';
 import { startMeasureWorker } from './measure/measure-worker.ts';
@@ -104,6 +105,7 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
     http: config.http,
     logLevel: config.core.logLevel,
     logFormat: config.core.logFormat,
+    examples: GEO_EXAMPLES,
     redis: options.redis,
     logStream: options.logStream,
     rateLimitKey,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
-import { exampleOperations, httpSender, invalidExamples, replayExamples } from '@keel/core/testing';
+import { exampleOperations, exampleProblems, httpSender, replayExamples } from '@keel/core/testing';
 import { EXAMPLE_IDS } from '../src/openapi-examples.ts';
 import { buildGuard, completion, startFakeUpstream, testDatabaseTargets } from './helper.ts';
 
@@ -15,14 +15,9 @@ for (const target of testDatabaseTargets()) {
     test('every operation has an example that validates against its schema', async (t) => {
       const { app } = await buildGuard(t, target);
       const document = (await app.inject({ url: '/openapi.json' })).json();
-      assert.deepEqual(invalidExamples(document), []);
+      assert.deepEqual(exampleProblems(document), []);
       const detect = exampleOperations(document).find((operation) => operation.key === 'POST /detect');
       assert.equal((detect?.body?.example as { guardrails: string[] }).guardrails[0], 'no_secrets');
-      assert.deepEqual(
-        exampleOperations(document).filter((operation) => operation.missing.length > 0),
-        [],
-        'no operation lacks an example',
-      );
     });
 
     test("every operation's example, sent as is to a running guard, succeeds", async (t) => {

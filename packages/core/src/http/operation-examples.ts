@@ -8,6 +8,8 @@ export interface OperationExample {
   query?: Record<string, unknown>;
   /** Path parameters, by name. */
   params?: Record<string, unknown>;
+  /** Request headers the route documents (lower-case names), e.g. a share token. */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -23,19 +25,34 @@ export function operationKey(method: string, fastifyUrl: string): string {
   return `${method.toUpperCase()} ${fastifyUrl.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
 }
 
+/** A copy of `schema` whose property `name` carries `examples: [value]`, looking into `allOf` members too. */
+function withPropertyExample(schema: Schema, name: string, value: unknown): Schema | undefined {
+  const properties = schema.properties as Record<string, Schema> | undefined;
+  if (properties?.[name])
+    return { ...schema, properties: { ...properties, [name]: { ...properties[name], examples: [value] } } };
+  const members = schema.allOf as Schema[] | undefined;
+  if (!members) return undefined;
+  for (const [index, member] of members.entries()) {
+    const next = withPropertyExample(member, name, value);
+    if (next) return { ...schema, allOf: members.map((m, i) => (i === index ? next : m)) };
+  }
+  return undefined;
+}
+
 /** A copy of an object schema whose named properties carry `examples: [value]`. */
 function withPropertyExamples(
+  key: string,
   schema: Schema | undefined,
   values: Record<string, unknown> | undefined,
 ): Schema | undefined {
   if (!schema || !values) return schema;
-  const properties = { ...((schema.properties ?? {}) as Record<string, Schema>) };
+  let next = schema;
   for (const [name, value] of Object.entries(values)) {
-    const property = properties[name];
-    if (!property) throw new Error(`example names a parameter the route does not have: ${name}`);
-    properties[name] = { ...property, examples: [value] };
+    const updated = withPropertyExample(next, name, value);
+    if (!updated) throw new Error(`${key}: the example names a parameter the route does not declare: ${name}`);
+    next = updated;
   }
-  return { ...schema, properties };
+  return next;
 }
 
 /**
@@ -50,16 +67,21 @@ export function attachOperationExample(route: RouteOptions, examples: OperationE
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const method = methods.find((m) => m !== 'HEAD');
   if (!method) return;
-  const example = examples[operationKey(method, route.url)];
+  const key = operationKey(method, route.url);
+  const example = examples[key];
   if (!example) return;
   const schema = { ...route.schema } as Record<string, unknown>;
-  if (example.body !== undefined) {
-    if (!schema.body) throw new Error(`${operationKey(method, route.url)}: an example body for a route without one`);
-    schema.body = { ...(schema.body as Schema), examples: [example.body] };
+  // A route that reads its body itself (an MCP endpoint) gets the empty schema, which accepts any JSON: the
+  // document then shows the example without the route validating anything it did not before.
+  if (example.body !== undefined) schema.body = { ...((schema.body as Schema) ?? {}), examples: [example.body] };
+  for (const [part, values] of [
+    ['querystring', example.query],
+    ['params', example.params],
+    ['headers', example.headers],
+  ] as const) {
+    const next = withPropertyExamples(key, schema[part] as Schema | undefined, values);
+    if (next === undefined) delete schema[part];
+    else schema[part] = next;
   }
-  schema.querystring = withPropertyExamples(schema.querystring as Schema | undefined, example.query);
-  schema.params = withPropertyExamples(schema.params as Schema | undefined, example.params);
-  if (schema.querystring === undefined) delete schema.querystring;
-  if (schema.params === undefined) delete schema.params;
   route.schema = schema as RouteOptions['schema'];
 }
