@@ -17,6 +17,8 @@ export interface ExampleOperation {
   parameters: { name: string; in: string; example: unknown; pointer: string }[];
   /** What the operation would need an example for and has none. */
   missing: string[];
+  /** Its security requirements (the document's when it states none); `[]` for a public operation. */
+  security: Record<string, string[]>[];
 }
 
 export interface ReplayRequest {
@@ -96,7 +98,8 @@ export function exampleOperations(document: Json): ExampleOperation[] {
           parameters.push({ name, in: place, example, pointer: `${parameter.pointer}/schema` });
         else if (place === 'path' || required) missing.push(`${place} parameter ${name}`);
       });
-      operations.push({ key, method: method.toUpperCase(), path, pointer, body, parameters, missing });
+      const security = (operation.security ?? document.security ?? []) as Record<string, string[]>[];
+      operations.push({ key, method: method.toUpperCase(), path, pointer, body, parameters, missing, security });
     }
   }
   return operations;
