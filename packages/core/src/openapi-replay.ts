@@ -140,6 +140,13 @@ export function invalidExamples(document: Json): string[] {
   return problems;
 }
 
+const HOW_TO_ADD = "add the operation's entry to the service's src/openapi-examples.ts (root README, contributors)";
+
+/** The line naming what an operation lacks. */
+function missingLine(operation: ExampleOperation): string {
+  return `${operation.key}: no example for ${operation.missing.join(', ')}`;
+}
+
 /**
  * Everything wrong with a document's examples, one line each: an operation without an example for its body, a
  * path parameter or a required query parameter, and an example that does not validate against its schema.
@@ -147,7 +154,7 @@ export function invalidExamples(document: Json): string[] {
 export function exampleProblems(document: Json): string[] {
   const missing = exampleOperations(document)
     .filter((operation) => operation.missing.length > 0)
-    .map((operation) => `${operation.key}: no example for ${operation.missing.join(', ')}`);
+    .map((operation) => `${missingLine(operation)} (${HOW_TO_ADD})`);
   return [...missing, ...invalidExamples(document)];
 }
 
@@ -190,9 +197,8 @@ export async function replayExamples(options: ReplayOptions): Promise<ReplayResu
     if (!known.has(key)) throw new Error(`replay excludes an operation the document does not have: ${key}`);
   const failures: string[] = [];
   for (const operation of operations)
-    if (operation.missing.length > 0 && !(operation.key in exclude))
-      failures.push(`${operation.key}: no example for ${operation.missing.join(', ')}`);
-  if (failures.length > 0) throw new Error(`operations without examples:\n${failures.join('\n')}`);
+    if (operation.missing.length > 0 && !(operation.key in exclude)) failures.push(missingLine(operation));
+  if (failures.length > 0) throw new Error(`operations without examples (${HOW_TO_ADD}):\n${failures.join('\n')}`);
 
   const results: ReplayResult[] = [];
   for (const operation of order(operations, options.first ?? [], options.last ?? [])) {
