@@ -231,7 +231,21 @@ describe('keel start output', () => {
     ]);
     for (const docs of ['8081/docs', '8083/docs', '8084/docs', '8082/docs']) assert.ok(text.includes(docs), docs);
     assert.match(text, /curl -s http:\/\/127\.0\.0\.1:8081\/detect /);
-    assert.match(text, /npx keel geo bootstrap/);
-    assert.match(text, /npx keel engine bootstrap/);
+    assert.match(text, /^ {2}npx keel geo bootstrap/m);
+    assert.match(text, /^ {2}npx keel engine bootstrap/m);
+    assert.doesNotMatch(text, /KEEL_DATA_DIR|DATABASE_URL/, 'the defaults need no variable');
+  });
+
+  test('the bootstrap commands write where the services read: the same KEEL_DATA_DIR, or a note on DATABASE_URL', () => {
+    const geo = [{ name: 'geo', addresses: [{ label: 'geo', url: 'http://127.0.0.1:8082' }], close: async () => {} }];
+    const dataDir = nextSteps(geo, { KEEL_DATA_DIR: '/srv/keel data' });
+    assert.match(dataDir, /^ {2}KEEL_DATA_DIR='\/srv\/keel data' npx keel geo bootstrap/m);
+    const postgres = nextSteps(geo, {
+      DATABASE_URL: 'postgres://keel:s3cret@db.internal/keel',
+      KEEL_DATA_DIR: '/srv/keel',
+    });
+    assert.match(postgres, /^ {2}npx keel geo bootstrap/m);
+    assert.match(postgres, /with the same DATABASE_URL/);
+    assert.doesNotMatch(postgres, /s3cret|db\.internal/, 'never the URL itself');
   });
 });

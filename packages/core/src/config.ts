@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { LOG_FORMATS, type LogFormat } from './http/log-format.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -138,6 +139,7 @@ export interface CoreConfig {
   secretKey: string | undefined;
   allowPrivateUrls: boolean;
   logLevel: string;
+  logFormat: LogFormat;
   ports: { guard: number; geo: number; engine: number; engineMcp: number; engineWebhook: number };
 }
 
@@ -161,6 +163,7 @@ export function readCoreConfig(reader: ConfigReader): CoreConfig {
     secretKey,
     allowPrivateUrls: reader.bool('KEEL_ALLOW_PRIVATE_URLS', false),
     logLevel: reader.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: reader.oneOf('LOG_FORMAT', LOG_FORMATS, 'auto'),
     ports: {
       guard: reader.port('GUARD_PORT', 8081),
       geo: reader.port('GEO_PORT', 8082),

@@ -54,7 +54,20 @@ export { type App, type CreateAppOptions, createApp } from './http/create-app.ts
 export { decodeCursor, encodeCursor, keysetPage } from './http/cursor.ts';
 export { databaseUnavailable, type ErrorBody, errorBody } from './http/error-handler.ts';
 export { commonErrorResponses, errorBodySchema } from './http/error-schema.ts';
+export {
+  LOG_FORMATS,
+  type LogFormat,
+  prettyLogDestination,
+  prettyLogLine,
+  selectLogFormat,
+} from './http/log-format.ts';
 export { idForLog } from './http/log-safe.ts';
+export {
+  attachOperationExample,
+  type OperationExample,
+  type OperationExamples,
+  operationKey,
+} from './http/operation-examples.ts';
 export { type ReadableIssue, readableIssues, type SchemaIssue } from './http/validation.ts';
 export { canonicalJson, payloadHash } from './idempotency/canonical-json.ts';
 export {

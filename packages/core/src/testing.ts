@@ -224,3 +224,15 @@ export const SSRF_URLS: readonly string[] = [
   'https://printer.local./',
   'https://db.internal./',
 ];
+
+export {
+  type ExampleOperation,
+  exampleOperations,
+  exampleProblems,
+  httpSender,
+  invalidExamples,
+  type ReplayOptions,
+  type ReplayRequest,
+  type ReplayResult,
+  replayExamples,
+} from './openapi-replay.ts';

@@ -7,6 +7,7 @@ import {
   createSecretBox,
   createServiceReadiness,
   migrateToLatest,
+  type OperationExamples,
   type Readiness,
   type SecretBox,
 } from '@keel/core';
@@ -25,6 +26,7 @@ import { addSharedSchemas } from './http/schemas.ts';
 import { registerCatalogMcp } from './mcp/catalog-mcp.ts';
 import { registerMerchantRoutes } from './merchants/merchant-routes.ts';
 import { createPrincipalCache } from './merchants/principal.ts';
+import { ENGINE_MCP_EXAMPLES, ENGINE_REST_EXAMPLES, ENGINE_WEBHOOK_EXAMPLES } from './openapi-examples.ts';
 
 import { registerProcurementRoutes } from './procurement/procurement-routes.ts';
 import { RUNTIME_AUTH_DOC, RUNTIME_TAGS, registerRuntime } from './runtime/register-runtime.ts';
@@ -103,6 +105,7 @@ export async function buildEngineApps(options: EngineAppsOptions): Promise<Engin
     name: string,
     description: string,
     tags: { name: string; description: string }[],
+    examples: OperationExamples,
     ctx?: EngineContext,
   ) =>
     createApp({
@@ -111,12 +114,14 @@ export async function buildEngineApps(options: EngineAppsOptions): Promise<Engin
       description,
       http: config.http,
       logLevel: config.core.logLevel,
+      logFormat: config.core.logFormat,
       redis: options.redis,
       logStream: options.logStream,
       ...(ctx ? { rateLimitKey: rateLimitKey(ctx) } : {}),
       securitySchemes,
       tags,
       transformOpenApi: compactOpenApi,
+      examples,
     });
 
   // The context needs a logger; the REST app's is created first and shared.
@@ -149,6 +154,7 @@ prompts, agents, sessions, knowledge, chat and execute).\n\n${AUTH}\n\n${RUNTIME
       { name: 'system', description: 'Health and readiness' },
       ...RUNTIME_TAGS,
     ],
+    ENGINE_REST_EXAMPLES,
     ctx,
   );
   ctx.log = rest.log;
@@ -159,6 +165,7 @@ prompts, agents, sessions, knowledge, chat and execute).\n\n${AUTH}\n\n${RUNTIME
       { name: 'webhooks-inbound', description: 'Inbound webhook ingress' },
       { name: 'system', description: 'Liveness and readiness' },
     ],
+    ENGINE_WEBHOOK_EXAMPLES,
     ctx,
   );
   const mcp = await make(
@@ -169,6 +176,7 @@ reference contract, authenticated with a merchant key.\n\n${AUTH}`,
       { name: 'mcp', description: 'JSON-RPC tool endpoint' },
       { name: 'system', description: 'Liveness and readiness' },
     ],
+    ENGINE_MCP_EXAMPLES,
     ctx,
   );
 

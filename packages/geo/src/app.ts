@@ -29,6 +29,7 @@ import { registerKeyRoutes } from './keys/key-routes.ts';
 import { registerGeoMcp } from './mcp/geo-tools.ts';
 import { registerMeasureRoutes } from './measure/measure-routes.ts';
 import { startMeasureWorker } from './measure/measure-worker.ts';
+import { GEO_EXAMPLES } from './openapi-examples.ts';
 import { registerPrivacyRoutes } from './privacy/privacy-routes.ts';
 import { registerShareRoutes } from './shares/share-routes.ts';
 import { registerViewRoutes } from './views/view-routes.ts';
@@ -104,6 +105,8 @@ export async function buildGeoApp(options: GeoAppOptions): Promise<{ app: App; c
     description: DESCRIPTION,
     http: config.http,
     logLevel: config.core.logLevel,
+    logFormat: config.core.logFormat,
+    examples: GEO_EXAMPLES,
     redis: options.redis,
     logStream: options.logStream,
     rateLimitKey,

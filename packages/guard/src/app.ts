@@ -13,6 +13,7 @@ import type { GuardDb } from './db/schema.ts';
 import { registerDetectRoutes } from './detect-api/detect-routes.ts';
 import { registerGatewayRoutes } from './gateway/gateway-routes.ts';
 import { registerListRoutes } from './lists/list-routes.ts';
+import { GUARD_EXAMPLES } from './openapi-examples.ts';
 import { registerPatternRoutes } from './patterns/pattern-routes.ts';
 import { createUserWork } from './sandbox/user-work.ts';
 import { createActiveConfigCache } from './state/active-config.ts';
@@ -63,9 +64,11 @@ export async function buildGuardApp(options: GuardAppOptions): Promise<{ app: Ap
     description: DESCRIPTION,
     http: config.http,
     logLevel: config.core.logLevel,
+    logFormat: config.core.logFormat,
     redis: options.redis,
     logStream: options.logStream,
     rateLimitKey: rateLimitKeyFor(callerOf),
+    examples: GUARD_EXAMPLES,
     securitySchemes: {
       bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token name from AUTH_TOKEN_PERMISSIONS' },
       adminKey: { type: 'apiKey', in: 'header', name: 'X-ADMIN-KEY', description: 'Legacy admin key (ADMIN_KEY)' },

@@ -29,7 +29,7 @@ export async function startCommand(args: string[], env: Env, out: NodeJS.Writabl
     out.write(`keel: ${service.name} store: ${describeServiceDatabase(core, service.name)}\n`);
   }
   out.write(`keel: ready (${running.map((r) => r.name).join(', ')}); Ctrl-C to stop\n`);
-  out.write(nextSteps(running));
+  out.write(nextSteps(running, env));
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -50,8 +50,18 @@ export async function startCommand(args: string[], env: Env, out: NodeJS.Writabl
   process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
-/** What to do next, printed once everything listens: the API reference pages, credentials, a first request. */
-export function nextSteps(running: readonly RunningService[]): string {
+/** A value as one shell word. */
+function shellWord(value: string): string {
+  return /^[A-Za-z0-9_./:@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * What to do next, printed once everything listens: the API reference pages, credentials, a first request. The
+ * bootstrap commands must write to the store the services read: they carry a non-default `KEEL_DATA_DIR`, and a
+ * note names `DATABASE_URL` when it is set (never its value, which may hold a password).
+ */
+export function nextSteps(running: readonly RunningService[], env: Env = {}): string {
+  const prefix = !env.DATABASE_URL && env.KEEL_DATA_DIR ? `KEEL_DATA_DIR=${shellWord(env.KEEL_DATA_DIR)} ` : '';
   const base = (label: string) =>
     running
       .flatMap((r) => r.addresses)
@@ -68,9 +78,13 @@ export function nextSteps(running: readonly RunningService[]): string {
       `  curl -s ${guard}/detect -H 'content-type: application/json' -d '{"text": "Mail jane.doe@example.org"}'`,
     );
   if (names.has('geo'))
-    lines.push('  npx keel geo bootstrap       geo credentials: a tenant, workspaces, API keys, a site token');
+    lines.push(`  ${prefix}npx keel geo bootstrap       geo credentials: a tenant, workspaces, API keys, a site token`);
   if (names.has('engine'))
-    lines.push('  npx keel engine bootstrap    engine credentials: merchant keys and a runtime key pair');
+    lines.push(`  ${prefix}npx keel engine bootstrap    engine credentials: merchant keys and a runtime key pair`);
+  if (env.DATABASE_URL && (names.has('geo') || names.has('engine')))
+    lines.push(
+      '  (run the bootstrap commands with the same DATABASE_URL, so they write to the database the services use)',
+    );
   lines.push('  npx keel help                every command; the SDK: packages/sdk/README.md', '');
   return lines.join('\n');
 }

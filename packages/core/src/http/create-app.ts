@@ -18,6 +18,8 @@ import { CoreErrors } from '../errors.ts';
 import { requireJsonBodies } from './content-type.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { rejectUnstorableInput } from './input-guard.ts';
+import { type LogFormat, prettyLogDestination, selectLogFormat } from './log-format.ts';
+import { attachOperationExample, type OperationExamples } from './operation-examples.ts';
 import { resilientRateLimitStore } from './rate-limit-store.ts';
 import { requestIdFor } from './request-id.ts';
 import { installSecurityHeaders } from './security-headers.ts';
@@ -39,6 +41,8 @@ export interface CreateAppOptions {
   description: string;
   http: HttpConfig;
   logLevel: string;
+  /** `LOG_FORMAT`: JSON lines, the human format, or (`auto`, the default) the human format on a terminal. */
+  logFormat?: LogFormat;
   /** When set, rate-limit counters live in Redis so several instances share them. */
   redis?: Redis | undefined;
   /** Key that identifies a client for rate limiting; the client address by default. */
@@ -49,6 +53,11 @@ export interface CreateAppOptions {
   logStream?: NodeJS.WritableStream;
   /** Rewrites the generated OpenAPI document once before it is served (e.g. to share repeated parts); optional. */
   transformOpenApi?: (document: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * One example request per operation (`POST /detect` → body, query, params), written into the route schemas'
+   * `examples` so the OpenAPI document and the docs page's "Try it out" start from a request that succeeds.
+   */
+  examples?: OperationExamples;
 }
 
 const DOCS_PREFIX = '/docs';
@@ -68,11 +77,14 @@ function trustProxyOption(
 
 export async function createApp(options: CreateAppOptions): Promise<App> {
   const { http } = options;
+  const logTarget: NodeJS.WritableStream & { isTTY?: boolean } = options.logStream ?? process.stdout;
+  const pretty = selectLogFormat(options.logFormat ?? 'auto', logTarget) === 'pretty';
+  const logStream = pretty ? prettyLogDestination(logTarget, logTarget.isTTY === true) : options.logStream;
   const app = Fastify({
     logger: {
       level: options.logLevel,
       base: { service: options.name },
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      ...(logStream ? { stream: logStream } : {}),
       // Headers and bodies are never logged; these paths are a second line of defence.
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-admin-key"]'],
     },
@@ -148,6 +160,10 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     skipOnError: true,
     errorResponseBuilder: (_request, context) => CoreErrors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
   });
+
+  // Before the OpenAPI generator's own hook, so it reads the schemas with their examples.
+  const examples = options.examples;
+  if (examples) app.addHook('onRoute', (route) => attachOperationExample(route, examples));
 
   await app.register(fastifySwagger, {
     openapi: {

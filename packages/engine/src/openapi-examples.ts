@@ -1,0 +1,418 @@
+import type { OperationExamples } from '@keel/core';
+
+/**
+ * Ids and secrets the examples use for things a caller creates first (`keel engine bootstrap` prints stores,
+ * merchant keys and a runtime key pair; the other ids come from the create operations). The replay test
+ * (test/openapi-examples.test.ts) maps each to the one it created.
+ */
+export const EXAMPLE_IDS = {
+  merchant: '01a2184a-6a78-750a-8295-16cd9b7f44fd',
+  store: '01a2184a-6a86-7751-a3b1-51a91dfa835e',
+  merchantKey: '01a21850-0a11-7b22-8c33-d44e55f66a01',
+  otherMerchantKey: '01a21850-0a11-7b22-8c33-d44e55f66a02',
+  product: '01a21850-1b22-7c33-9d44-e55f66a77b01',
+  catalogId: '4820175531',
+  otherCatalogId: '4820175548',
+  cart: '01a21850-2c33-7d44-8e55-f66a77b88c01',
+  checkout: 'chk_8f2c1d9e4b7a4c3f',
+  order: 'ord_5d1e8a2b9c7f4e60',
+  destination: '01a21850-3d44-7e55-9f66-a77b88c99d01',
+  destinationUrl: 'https://hooks.acme-outdoor.com/keel/catalog',
+  supplier: '01a21850-4e55-7f66-8a77-b88c99daae01',
+  inventoryItem: '01a21850-5f66-7a77-9b88-c99daaebbf01',
+  procurementOrder: '01a21850-6a77-7b88-8c99-daaebbfcca01',
+  realm: '01a2184a-6a87-751d-af77-eeb1a3d930bc',
+  accessKey: 'eak_esMeIQMXuLnSluulOLo7jQho',
+  secretKey: 'esk_QztTCjLLgOCXFBxFy7SNMtZ7mxzQRcq9',
+  keyPair: '01a21851-7b88-7c99-9daa-ebbfccdd0e01',
+  serviceIdentity: '01a21851-8c99-7daa-8ebb-fccdd0ee1f01',
+  agent: '01a2184a-6dd3-7fb2-8f88-50f3dbca49d2',
+  provider: '01a2184a-6d2a-7bce-bd07-c28a072a24c2',
+  providerBaseUrl: 'https://api.openai.com/v1',
+  prompt: '01a21851-9daa-7ebb-9fcc-dd0ee1ff2a01',
+  session: '01a2184a-6f0a-7a2f-972e-34c457de603c',
+  resumeToken: 'srt_oOWSsLXF6eDo57mRinKetowsvwwg5A4t',
+  knowledge: '01a21851-aebb-7fcc-8dd0-ee1ff2aa3b01',
+} as const;
+
+const E = EXAMPLE_IDS;
+const storeId = E.store;
+const address = {
+  line1: '1200 Harbor Blvd',
+  line2: 'Suite 4',
+  city: 'Portland',
+  region: 'OR',
+  country: 'US',
+  postalCode: '97201',
+};
+const customer = { name: 'Jane Doe', email: 'jane.doe@example.org' };
+const productBody = (sku: string, name: string, price: number, inventoryQuantity: number) => ({
+  storeId,
+  sku,
+  name,
+  price,
+  currency: 'USD',
+  status: 'active',
+  inventoryQuantity,
+  productUrl: `https://www.acme-outdoor.com/p/${sku.toLowerCase()}`,
+  imageUrl: `https://cdn.acme-outdoor.com/img/${sku.toLowerCase()}.jpg`,
+});
+const productLookup = { query: { catalogId: E.catalogId, storeId } };
+const orderBody = {
+  checkoutId: E.checkout,
+  customer,
+  shippingAddress: address,
+  payment: { id: 'pi_3PqR8s2eZvKYlo2C1x9T', status: 'captured', provider: 'stripe' },
+};
+const idempotent = (key: string) => ({ headers: { 'idempotency-key': key } });
+const session = { params: { sessionId: E.session }, headers: { 'x-resume-token': E.resumeToken } };
+const inboundProduct = {
+  event: 'product.upserted',
+  source: 'shopify',
+  product: { ...productBody('TENT-TH2-GRN', 'Trailhead 2 tent, forest green', 249, 18) },
+};
+const sessionUpdate = { label: 'Order 4821: delivery question', channel: 'web', ttl_seconds: 86_400 };
+const userUpdate = { display_name: 'Checkout assistant service', metadata: { team: 'growth' }, status: 'active' };
+const providerBody = {
+  type: 'openai_compatible',
+  name: 'OpenAI',
+  base_url: E.providerBaseUrl,
+  api_key: 'sk-proj-your-openai-key',
+  text_model: 'gpt-4o-mini',
+  input_price_per_million: 0.15,
+  output_price_per_million: 0.6,
+  is_default: true,
+  settings: { temperature: 0.3, max_tokens: 600 },
+};
+const promptBody = {
+  key: 'shop-assistant',
+  name: 'Shop assistant',
+  content: 'You are the shop assistant of {{ brand }}. Answer in two sentences, in {{ locale }}.',
+  variables: ['brand', 'locale'],
+  is_active: true,
+};
+const identity = (username: string, display_name: string) => ({
+  username,
+  display_name,
+  role: 'developer',
+  issue_credentials: true,
+});
+
+/** One realistic request per operation of the REST listener (`:8083`), shown by `/docs` and replayed by the tests. */
+export const ENGINE_REST_EXAMPLES: OperationExamples = {
+  'POST /api/v1/catalog/stores': { body: { name: 'Acme Outdoor EU', merchantId: E.merchant } },
+  'GET /api/v1/catalog/keys': { query: { limit: 20 } },
+  'POST /api/v1/catalog/keys': {
+    body: { name: 'Storefront search', scope: 'store', storeIds: [storeId], expiresAt: '2027-06-30T00:00:00Z' },
+  },
+  'GET /api/v1/catalog/keys/{keyId}': { params: { keyId: E.merchantKey } },
+  'DELETE /api/v1/catalog/keys/{keyId}': { params: { keyId: E.merchantKey } },
+  'POST /api/v1/catalog/keys/{keyId}/revoke': { params: { keyId: E.merchantKey } },
+  'POST /api/v1/catalog/keys/bulk-revoke': { body: { ids: [E.otherMerchantKey] } },
+  'POST /api/v1/catalog/keys/bulk-delete': { body: { ids: [E.otherMerchantKey] } },
+  'GET /api/v1/catalog/products': { query: { storeId, q: 'tent', status: 'active', limit: 20 } },
+  'POST /api/v1/catalog/products': {
+    ...idempotent('product-tent-th2-org-2026-11-25'),
+    body: productBody('TENT-TH2-ORG', 'Trailhead 2 tent, orange', 229, 40),
+  },
+  'GET /api/v1/catalog/search': { query: { storeId, q: 'waterproof tent', limit: 10 } },
+  'GET /catalog/search': { query: { storeId, q: 'sleeping bag', limit: 10 } },
+  'POST /api/v1/catalog/product': { body: productBody('BAG-ALP-0C', 'Alpine 0 °C sleeping bag', 139.5, 25) },
+  'GET /api/v1/catalog/product': productLookup,
+  'POST /catalog/product': { body: productBody('PAD-AIR-R4', 'AirRest R4 sleeping pad', 89, 60) },
+  'GET /catalog/product': productLookup,
+  'GET /api/v1/catalog/product-details': productLookup,
+  'GET /api/v1/catalog/products/{productId}': { params: { productId: E.product } },
+  'PATCH /api/v1/catalog/products/{productId}': {
+    params: { productId: E.product },
+    body: { price: 219, inventoryQuantity: 55 },
+  },
+  'DELETE /api/v1/catalog/products/{productId}': { params: { productId: E.product } },
+  'GET /api/v1/catalog/carts': { query: { storeId, status: 'checkout_created', limit: 20 } },
+  'POST /api/v1/catalog/carts': {
+    ...idempotent('cart-web-4821'),
+    body: { storeId, items: [{ catalogId: E.catalogId, quantity: 2 }], metadata: { channel: 'web' } },
+  },
+  'GET /api/v1/catalog/carts/{cartId}': { params: { cartId: E.cart } },
+  'POST /api/v1/catalog/carts/items': {
+    ...idempotent('cart-4821-add-1'),
+    body: { cartId: E.cart, items: [{ catalogId: E.otherCatalogId, quantity: 1 }] },
+  },
+  'PATCH /api/v1/catalog/carts/items': {
+    ...idempotent('cart-4821-update-1'),
+    body: { cartId: E.cart, items: [{ catalogId: E.otherCatalogId, quantity: 2 }] },
+  },
+  'DELETE /api/v1/catalog/carts/items': {
+    ...idempotent('cart-4821-remove-1'),
+    body: { cartId: E.cart, items: [{ catalogId: E.otherCatalogId }] },
+  },
+  'POST /api/v1/catalog/carts/clear': { query: { cartId: E.cart } },
+  'POST /api/v1/catalog/carts/archive': { query: { cartId: E.cart } },
+  'POST /api/v1/catalog/orders': { ...idempotent('order-chk-8f2c1d9e'), body: orderBody },
+  'GET /api/v1/catalog/orders': { query: { storeId, status: 'completed', limit: 20 } },
+  'POST /api/v1/catalog/orders/complete': { body: orderBody },
+  'POST /catalog/orders/complete': { body: orderBody },
+  'GET /api/v1/catalog/orders/{orderId}': { params: { orderId: E.order } },
+  'PATCH /api/v1/catalog/orders/{orderId}': {
+    params: { orderId: E.order },
+    body: { customer: { name: 'Jane Doe', email: 'jane@doe-family.example' }, billingAddress: address },
+  },
+  'POST /api/v1/catalog/webhooks/destinations': {
+    body: {
+      url: E.destinationUrl,
+      events: ['product.updated', 'order.completed'],
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    },
+  },
+  'GET /api/v1/catalog/webhooks/destinations/{destinationId}': { params: { destinationId: E.destination } },
+  'PATCH /api/v1/catalog/webhooks/destinations/{destinationId}': {
+    params: { destinationId: E.destination },
+    body: { events: ['product.updated', 'product.inventory.updated', 'order.completed'] },
+  },
+  'DELETE /api/v1/catalog/webhooks/destinations/{destinationId}': { params: { destinationId: E.destination } },
+  'POST /api/v1/catalog/webhooks/destinations/{destinationId}/rotate-signing-secret': {
+    params: { destinationId: E.destination },
+  },
+  'GET /api/v1/catalog/webhooks/destinations/{destinationId}/deliveries': {
+    params: { destinationId: E.destination },
+    query: { status: 'delivered', limit: 20 },
+  },
+  'GET /api/v1/catalog/procurement/suppliers': { query: { storeId, limit: 20 } },
+  'POST /api/v1/catalog/procurement/suppliers': {
+    body: {
+      storeId,
+      name: 'Nordic Textiles AB',
+      externalId: 'SUP-0042',
+      email: 'orders@nordic-textiles.example',
+      phone: '+46 8 123 456 78',
+      status: 'active',
+    },
+  },
+  'GET /api/v1/catalog/procurement/suppliers/{id}': { params: { id: E.supplier } },
+  'PATCH /api/v1/catalog/procurement/suppliers/{id}': {
+    params: { id: E.supplier },
+    body: { email: 'purchasing@nordic-textiles.example' },
+  },
+  'DELETE /api/v1/catalog/procurement/suppliers/{id}': { params: { id: E.supplier } },
+  'GET /api/v1/catalog/procurement/inventory-items': { query: { storeId, limit: 20 } },
+  'POST /api/v1/catalog/procurement/inventory-items': {
+    body: {
+      storeId,
+      name: 'Ripstop nylon 20D, forest green (metre)',
+      sku: 'FAB-RIP20-GRN',
+      supplierId: E.supplier,
+      quantity: 340,
+      reorderLevel: 100,
+      unitCost: '4.85',
+      currency: 'EUR',
+    },
+  },
+  'GET /api/v1/catalog/procurement/inventory-items/{id}': { params: { id: E.inventoryItem } },
+  'PATCH /api/v1/catalog/procurement/inventory-items/{id}': {
+    params: { id: E.inventoryItem },
+    body: { quantity: 290, reorderLevel: 120 },
+  },
+  'DELETE /api/v1/catalog/procurement/inventory-items/{id}': { params: { id: E.inventoryItem } },
+  'GET /api/v1/catalog/procurement/orders': { query: { storeId, status: 'requested', limit: 20 } },
+  'POST /api/v1/catalog/procurement/orders': {
+    body: {
+      storeId,
+      supplierId: E.supplier,
+      items: [{ name: 'Ripstop nylon 20D, forest green (metre)', quantity: 500, inventoryItemId: E.inventoryItem }],
+      notes: 'Deliver to the Gothenburg warehouse before 15 January',
+    },
+  },
+  'GET /api/v1/catalog/procurement/orders/{id}': { params: { id: E.procurementOrder } },
+  'POST /api/v1/catalog/procurement/orders/{id}/send': { params: { id: E.procurementOrder } },
+  'GET /api/v1/catalog/procurement/orders/{id}/quotes': { params: { id: E.procurementOrder } },
+  'POST /api/v1/catalog/procurement/orders/{id}/quotes': {
+    params: { id: E.procurementOrder },
+    body: {
+      supplierId: E.supplier,
+      items: [{ name: 'Ripstop nylon 20D, forest green (metre)', quantity: 500, unitPrice: '4.60' }],
+      currency: 'EUR',
+      validUntil: '2027-01-31T00:00:00Z',
+    },
+  },
+  'POST /api/webhooks/catalog': {
+    headers: { 'x-webhook-event-id': 'evt_shopify_7d1f0c2a9b' },
+    body: inboundProduct,
+  },
+
+  'POST /api/v1/auth/register': { body: { username: 'jane.cooper', user_type: 'user' } },
+  'POST /api/v1/auth/token': { body: { access_key: E.accessKey, secret_key: E.secretKey } },
+  'POST /api/v1/auth/keys': { body: { name: 'CI deploys', realm_id: E.realm, expires_at: '2027-06-30T00:00:00Z' } },
+  'DELETE /api/v1/auth/keys/{id}': { params: { id: E.keyPair } },
+  'GET /api/v1/users/{id}': { params: { id: E.serviceIdentity } },
+  'PUT /api/v1/users/{id}': { params: { id: E.serviceIdentity }, body: userUpdate },
+  'PATCH /api/v1/users/{id}': { params: { id: E.serviceIdentity }, body: { display_name: 'Checkout assistant' } },
+  'POST /api/v1/users/{id}': { params: { id: E.serviceIdentity }, body: { metadata: { team: 'checkout' } } },
+  'DELETE /api/v1/users/{id}': { params: { id: E.serviceIdentity } },
+  'POST /api/v1/realms': { body: { name: 'Acme Outdoor staging' } },
+  'GET /api/v1/realms/{id}/members': { params: { id: E.realm }, query: { limit: 20 } },
+  'POST /api/v1/realms/{id}/members': { params: { id: E.realm }, body: { username: 'jane.cooper', role: 'operator' } },
+  'POST /api/v1/realms/{id}/agents': {
+    params: { id: E.realm },
+    body: { username: 'shop-assistant', display_name: 'Shop assistant', role: 'operator' },
+  },
+  'POST /api/v1/realms/{id}/services': {
+    params: { id: E.realm },
+    body: identity('checkout-service', 'Checkout service'),
+  },
+  'POST /api/v1/realms/{id}/identities/services': {
+    params: { id: E.realm },
+    body: identity('catalog-sync', 'Catalog sync job'),
+  },
+  'GET /api/v1/realms/{id}/theme': { params: { id: E.realm } },
+  'PUT /api/v1/realms/{id}/theme': {
+    params: { id: E.realm },
+    body: {
+      brand_name: 'Acme Outdoor',
+      logo_url: 'https://cdn.acme-outdoor.com/brand/logo.svg',
+      primary_color: '#1F6F43',
+      accent_color: '#F2A541',
+      font_family: 'Inter, sans-serif',
+      border_radius_px: 8,
+      mode: 'auto',
+      welcome_message: 'Hi! Ask me about tents, sleeping bags or your order.',
+    },
+  },
+  'GET /api/v1/runtime/providers/templates/{type}': { params: { type: 'openai_compatible' } },
+  'GET /api/v1/runtime/providers': { query: { type: 'openai_compatible', limit: 20 } },
+  'POST /api/v1/runtime/providers': { body: providerBody },
+  'GET /api/v1/runtime/providers/{id}': { params: { id: E.provider } },
+  'PUT /api/v1/runtime/providers/{id}': {
+    params: { id: E.provider },
+    body: { ...providerBody, settings: { temperature: 0.2, max_tokens: 800 } },
+  },
+  'DELETE /api/v1/runtime/providers/{id}': { params: { id: E.provider } },
+  'PATCH /api/v1/runtime/providers/{id}/toggle': { params: { id: E.provider }, body: { is_active: true } },
+  'GET /api/v1/runtime/prompts': { query: { key: 'shop-assistant', limit: 20 } },
+  'POST /api/v1/runtime/prompts': { body: promptBody },
+  'GET /api/v1/runtime/prompts/{id}': { params: { id: E.prompt } },
+  'PUT /api/v1/runtime/prompts/{id}': {
+    params: { id: E.prompt },
+    body: { ...promptBody, name: 'Shop assistant (two sentences)' },
+  },
+  'DELETE /api/v1/runtime/prompts/{id}': { params: { id: E.prompt } },
+  'POST /api/v1/runtime/prompts/{id}/activate': { params: { id: E.prompt } },
+  'GET /api/v1/runtime/agents/{agentId}/config': { params: { agentId: E.agent } },
+  'PUT /api/v1/runtime/agents/{agentId}/config': {
+    params: { agentId: E.agent },
+    body: {
+      system_prompt_id: E.prompt,
+      ai_provider_id: E.provider,
+      is_default: true,
+      settings: { max_latency_ms: 20_000, quality_tier: 'standard' },
+    },
+  },
+  'GET /api/v1/runtime/sessions': { query: { agent_id: E.agent, status: 'active', limit: 20 } },
+  'POST /api/v1/runtime/sessions': {
+    body: {
+      agent_id: E.agent,
+      subject_type: 'external',
+      subject_id: 'customer-4821',
+      channel: 'web',
+      label: 'Order 4821',
+      ttl_seconds: 86_400,
+    },
+  },
+  'GET /api/v1/runtime/sessions/{sessionId}': session,
+  'PUT /api/v1/runtime/sessions/{sessionId}': { ...session, body: sessionUpdate },
+  'PATCH /api/v1/runtime/sessions/{sessionId}': { ...session, body: { label: 'Order 4821: delivered late' } },
+  'DELETE /api/v1/runtime/sessions/{sessionId}': session,
+  'GET /api/v1/runtime/sessions/{sessionId}/messages': { ...session, query: { limit: 50 } },
+  'POST /api/v1/runtime/sessions/{sessionId}/messages': {
+    ...session,
+    body: { role: 'user', content: 'My order 4821 has not arrived yet.' },
+  },
+  'POST /api/v1/runtime/sessions/{sessionId}/complete': session,
+  'POST /api/v1/runtime/sessions/{sessionId}/cancel': session,
+  'POST /api/v1/runtime/sessions/{sessionId}/reset': session,
+  'POST /api/v1/runtime/sessions/{sessionId}/resume-token/refresh': {
+    params: { sessionId: E.session },
+    body: { resume_token: E.resumeToken, label: 'Order 4821 (mobile app)' },
+  },
+  'POST /api/v1/runtime/sessions/{sessionId}/resume-token/recover': { params: { sessionId: E.session } },
+  'GET /api/v1/runtime/sessions/{sessionId}/status': { params: { sessionId: E.session } },
+  'GET /api/v1/runtime/sessions/{sessionId}/state': session,
+  'PUT /api/v1/runtime/sessions/{sessionId}/state': {
+    ...session,
+    body: { state: { order_id: '4821', preferred_carrier: 'UPS' } },
+  },
+  'DELETE /api/v1/runtime/sessions/{sessionId}/state/{key}': {
+    ...session,
+    params: { sessionId: E.session, key: 'preferred_carrier' },
+  },
+  'POST /api/v1/runtime/sessions/{sessionId}/summarize': { ...session, body: { max_length: 600 } },
+  'GET /api/v1/runtime/users/{userId}/context': { params: { userId: 'customer-4821' } },
+  'PUT /api/v1/runtime/users/{userId}/context': {
+    params: { userId: 'customer-4821' },
+    body: { context: { first_name: 'Jane', loyalty_tier: 'gold', preferred_language: 'en' } },
+  },
+  'GET /api/v1/runtime/knowledge': { query: { scope: 'realm', tag: 'shipping', limit: 20 } },
+  'POST /api/v1/runtime/knowledge': {
+    body: {
+      title: 'Shipping to Norway',
+      content: 'We ship tents to Norway in 3 to 5 working days with UPS; duties are included in the price.',
+      scope: 'realm',
+      tags: ['shipping', 'norway'],
+      source: { type: 'url', uri: 'https://www.acme-outdoor.com/help/shipping', name: 'Shipping help page' },
+      confidence: 0.9,
+    },
+  },
+  'POST /api/v1/runtime/knowledge/search': { body: { query: 'shipping to Norway', tags: ['shipping'], limit: 5 } },
+  'DELETE /api/v1/runtime/knowledge/{id}': { params: { id: E.knowledge } },
+  'POST /api/v1/runtime/execute': {
+    body: {
+      session_id: E.session,
+      resume_token: E.resumeToken,
+      channel: 'web',
+      locale: 'en-US',
+      input: { message: 'Do you ship the Trailhead 2 tent to Norway?' },
+      metadata: { variables: { brand: 'Acme Outdoor', locale: 'English' } },
+    },
+  },
+  'POST /api/v1/runtime/ai/chat': {
+    body: {
+      agent_id: E.agent,
+      session_id: E.session,
+      resume_token: E.resumeToken,
+      messages: [{ role: 'user', content: 'How long does delivery to Oslo take?' }],
+      metadata: { variables: { brand: 'Acme Outdoor', locale: 'English' } },
+    },
+  },
+};
+
+const mcpToolsList = { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } };
+
+/** The MCP listener (`:8084`): a JSON-RPC request on each of its two paths. */
+export const ENGINE_MCP_EXAMPLES: OperationExamples = {
+  'POST /': mcpToolsList,
+  'POST /mcp': {
+    body: {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'catalog_search_products', arguments: { storeId, q: 'tent', status: 'active', limit: 5 } },
+    },
+  },
+};
+
+/** The webhook ingress listener (`:8085`). */
+export const ENGINE_WEBHOOK_EXAMPLES: OperationExamples = {
+  'POST /webhooks/catalog': { headers: { 'x-webhook-event-id': 'evt_shopify_9a4c2e7b1d' }, body: inboundProduct },
+  'POST /webhooks/procurement': {
+    headers: { 'x-webhook-event-id': 'evt_erp_supplier_20261125_0042' },
+    body: {
+      event: 'supplier.updated',
+      source: 'erp',
+      supplier: {
+        storeId,
+        name: 'Nordic Textiles AB',
+        externalId: 'SUP-0042',
+        email: 'orders@nordic-textiles.example',
+      },
+    },
+  },
+};

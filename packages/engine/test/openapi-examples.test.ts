@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { describe, test } from 'node:test';
+import {
+  type ExampleOperation,
+  exampleOperations,
+  exampleProblems,
+  httpSender,
+  replayExamples,
+} from '@keel/core/testing';
+import { EXAMPLE_IDS as E } from '../src/openapi-examples.ts';
+import { buildEngine, startReceiver, testDatabaseTargets } from './helper.ts';
+import { startUpstream } from './runtime-helper.ts';
+
+const LISTENERS = ['rest', 'mcp', 'webhook'] as const;
+
+for (const target of testDatabaseTargets()) {
+  describe(`engine /docs examples (${target.dialect})`, () => {
+    test('every operation of every listener has an example that validates against its schema', async (t) => {
+      const engine = await buildEngine(t, target);
+      for (const listener of LISTENERS) {
+        const document = (await engine[listener].inject({ url: '/openapi.json' })).json();
+        assert.deepEqual(exampleProblems(document), [], listener);
+      }
+    });
+
+    test("every operation's example, sent as is to the running listeners, succeeds", async (t) => {
+      // The model the example provider calls and the receiver the example destination names: doubles on 127.0.0.1.
+      const upstream = await startUpstream(t, () => ({ content: 'Yes: Trailhead 2 reaches Oslo in 3 to 5 days.' }));
+      const receiver = await startReceiver(t);
+      const engine = await buildEngine(t, target, { env: { ENGINE_REGISTRATION_ENABLED: 'true' } });
+      const bases: Record<string, string> = {};
+      for (const listener of LISTENERS) {
+        await engine[listener].listen({ port: 0, host: '127.0.0.1' });
+        bases[listener] = `http://127.0.0.1:${(engine[listener].server.address() as AddressInfo).port}`;
+      }
+      const { boot } = engine;
+      const ids = new Map<string, string>([
+        [E.merchant, boot.merchantId],
+        [E.store, boot.storeIds[0]!],
+        [E.realm, boot.realmId],
+        [E.accessKey, boot.accessKey],
+        [E.secretKey, boot.secretKey],
+        [E.providerBaseUrl, upstream.url],
+        [E.destinationUrl, receiver.url],
+      ]);
+      let token = '';
+      const headers = (operation: ExampleOperation): Record<string, string> => {
+        const schemes = operation.security.flatMap((requirement) => Object.keys(requirement));
+        if (schemes.includes('runtimeToken')) return { authorization: `Bearer ${token}` };
+        if (schemes.length > 0) return { authorization: `Bearer ${boot.keys.merchant}` };
+        return {};
+      };
+      const rest = httpSender(bases.rest!);
+      /** A direct call the replay needs for setup, asserted to succeed. */
+      const call = async (method: string, url: string, body: unknown, runtime = false) => {
+        const answer = await rest({
+          method,
+          url,
+          headers: {
+            authorization: `Bearer ${runtime ? token : boot.keys.merchant}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify(body),
+        });
+        assert.ok(answer.status < 300, `${method} ${url}: ${answer.status} ${JSON.stringify(answer.body)}`);
+        return answer.body;
+      };
+      const newCart = async () =>
+        call('POST', '/api/v1/catalog/carts', {
+          storeId: boot.storeIds[0],
+          items: [{ catalogId: ids.get(E.catalogId), quantity: 1 }],
+        });
+      const newSession = async (map: Map<string, string>) => {
+        const created = await call('POST', '/api/v1/runtime/sessions', { agent_id: map.get(E.agent) }, true);
+        map.set(E.session, created.session_id);
+        map.set(E.resumeToken, created.resume_token);
+      };
+
+      const restDocument = (await rest({ method: 'GET', url: '/openapi.json', headers: {} })).body;
+      const results = await replayExamples({
+        document: restDocument,
+        ids,
+        send: rest,
+        headers,
+        first: [
+          'POST /api/v1/auth/token',
+          'POST /api/v1/auth/register',
+          'POST /api/v1/catalog/keys',
+          'POST /api/v1/catalog/products',
+          'POST /api/v1/catalog/product',
+          'POST /api/v1/catalog/carts',
+          'GET /api/v1/catalog/carts/{cartId}',
+          'POST /api/v1/catalog/carts/items',
+          'PATCH /api/v1/catalog/carts/items',
+          'DELETE /api/v1/catalog/carts/items',
+          'POST /api/v1/catalog/orders',
+          'POST /api/v1/catalog/procurement/suppliers',
+          'POST /api/v1/catalog/procurement/inventory-items',
+          'POST /api/v1/catalog/procurement/orders',
+          'POST /api/v1/realms/{id}/services',
+          'POST /api/v1/realms/{id}/agents',
+          'POST /api/v1/runtime/providers',
+          'POST /api/v1/runtime/prompts',
+          'PUT /api/v1/runtime/agents/{agentId}/config',
+          'POST /api/v1/runtime/sessions',
+        ],
+        // Each ends a session: on sessions of their own, after everything else.
+        last: [
+          'POST /api/v1/runtime/sessions/{sessionId}/complete',
+          'POST /api/v1/runtime/sessions/{sessionId}/cancel',
+        ],
+        after: {
+          'POST /api/v1/auth/token': (body) => {
+            token = body.access_token;
+          },
+          'POST /api/v1/catalog/keys': (body, map) => void map.set(E.merchantKey, body.record.id),
+          'POST /api/v1/catalog/products': (body, map) => {
+            map.set(E.product, body.id);
+            map.set(E.catalogId, body.catalogId);
+          },
+          'POST /api/v1/catalog/product': (body, map) => void map.set(E.otherCatalogId, body.catalogId),
+          'POST /api/v1/catalog/carts': (body, map) => {
+            map.set(E.cart, body.id);
+            map.set(E.checkout, body.checkoutId);
+          },
+          'POST /api/v1/catalog/orders': (body, map) => void map.set(E.order, body.orderId),
+          'POST /api/v1/catalog/webhooks/destinations': (body, map) => void map.set(E.destination, body.id),
+          'POST /api/v1/catalog/procurement/suppliers': (body, map) => void map.set(E.supplier, body.id),
+          'POST /api/v1/catalog/procurement/inventory-items': (body, map) => void map.set(E.inventoryItem, body.id),
+          'POST /api/v1/catalog/procurement/orders': (body, map) => void map.set(E.procurementOrder, body.id),
+          'POST /api/v1/auth/keys': (body, map) => void map.set(E.keyPair, body.key_id),
+          'POST /api/v1/realms/{id}/services': (body, map) => void map.set(E.serviceIdentity, body.identity.id),
+          'POST /api/v1/realms/{id}/agents': (body, map) => void map.set(E.agent, body.identity.id),
+          'POST /api/v1/runtime/providers': (body, map) => void map.set(E.provider, body.id),
+          'POST /api/v1/runtime/prompts': (body, map) => void map.set(E.prompt, body.id),
+          'POST /api/v1/runtime/sessions': (body, map) => {
+            map.set(E.session, body.session_id);
+            map.set(E.resumeToken, body.resume_token);
+          },
+          'POST /api/v1/runtime/sessions/{sessionId}/resume-token/refresh': (body, map) =>
+            void map.set(E.resumeToken, body.resume_token),
+          'POST /api/v1/runtime/sessions/{sessionId}/resume-token/recover': (body, map) =>
+            void map.set(E.resumeToken, body.resume_token),
+          'POST /api/v1/runtime/knowledge': (body, map) => void map.set(E.knowledge, body.id),
+        },
+        before: {
+          // A second key for the bulk operations, so the single-key ones keep theirs.
+          'POST /api/v1/catalog/keys/bulk-revoke': async (map) => {
+            const key = await call('POST', '/api/v1/catalog/keys', { name: 'Old importer', scope: 'merchant' });
+            map.set(E.otherMerchantKey, key.record.id);
+          },
+          // Only a cart without a checkout can be cleared: one opened by the MCP reference tool cart_create.
+          'POST /api/v1/catalog/carts/clear': async (map) => {
+            const answer = await httpSender(bases.mcp!)({
+              method: 'POST',
+              url: '/mcp',
+              headers: { authorization: `Bearer ${boot.keys.merchant}`, 'content-type': 'application/json' },
+              body: JSON.stringify({
+                jsonrpc: '2.0',
+                id: 1,
+                method: 'tools/call',
+                params: {
+                  name: 'cart_create',
+                  arguments: { storeId: boot.storeIds[0], items: [{ catalogId: map.get(E.catalogId), quantity: 1 }] },
+                },
+              }),
+            });
+            assert.equal(answer.status, 200, JSON.stringify(answer.body));
+            map.set(E.cart, answer.body.result.structuredContent.cart.id);
+          },
+          'POST /api/v1/catalog/carts/archive': async (map) => void map.set(E.cart, (await newCart()).id),
+          'POST /api/v1/catalog/orders/complete': async (map) => void map.set(E.checkout, (await newCart()).checkoutId),
+          'POST /catalog/orders/complete': async (map) => void map.set(E.checkout, (await newCart()).checkoutId),
+          // A provider and a prompt version no agent uses can be deleted.
+          'DELETE /api/v1/runtime/providers/{id}': async (map) => {
+            const spare = await call(
+              'POST',
+              '/api/v1/runtime/providers',
+              { type: 'openai_compatible', name: 'Spare', base_url: upstream.url, text_model: 'gpt-4o-mini' },
+              true,
+            );
+            map.set(E.provider, spare.id);
+          },
+          'DELETE /api/v1/runtime/prompts/{id}': async (map) => {
+            const draft = await call(
+              'POST',
+              '/api/v1/runtime/prompts',
+              { key: 'returns-assistant', name: 'Returns assistant', content: 'Help with returns.' },
+              true,
+            );
+            map.set(E.prompt, draft.id);
+          },
+          'POST /api/v1/runtime/sessions/{sessionId}/complete': newSession,
+          'POST /api/v1/runtime/sessions/{sessionId}/cancel': newSession,
+        },
+      });
+      assert.equal(results.length, exampleOperations(restDocument).length, 'no REST operation excluded');
+      const chat = results.find((result) => result.key === 'POST /api/v1/runtime/ai/chat')!.body as any;
+      assert.equal(chat.status, 'succeeded');
+
+      for (const listener of ['mcp', 'webhook'] as const) {
+        const send = httpSender(bases[listener]!);
+        const document = (await send({ method: 'GET', url: '/openapi.json', headers: {} })).body;
+        const answers = await replayExamples({ document, ids, send, headers });
+        assert.equal(answers.length, exampleOperations(document).length, `no ${listener} operation excluded`);
+        if (listener === 'mcp') {
+          const search = answers.find((answer) => answer.key === 'POST /mcp')!.body as any;
+          assert.equal(search.result.isError, undefined, JSON.stringify(search));
+          assert.ok(search.result.structuredContent, 'the tool call returns products');
+        }
+      }
+    });
+  });
+}
