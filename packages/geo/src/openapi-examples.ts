@@ -20,6 +20,7 @@ export const EXAMPLE_IDS = {
   treatmentRun: '0195f3ac-9dae-7abf-9bc2-e4d3fa6b7c89',
   answer: '0195f3ad-aebf-7bca-8cd3-f5e4ab7c8d9a',
   schedule: '0195f3ae-bfca-7cdb-9de4-a6f5bc8d9eab',
+  view: '0195f3af-c0db-7dec-8ef5-b7a6cd9eafbc',
   engineBaseUrl: 'https://api.openai.com/v1',
 } as const;
 
@@ -148,6 +149,28 @@ export const GEO_EXAMPLES: OperationExamples = {
   'POST /api/v1/geo/site-tokens': { body: { workspaceId, name: 'www.acme-outdoor.com' } },
   'DELETE /api/v1/geo/site-tokens/{tokenId}': { params: { tokenId: EXAMPLE_IDS.siteTokenId } },
   'POST /api/v1/geo/attribution': { body: { workspaceId, days: 30 } },
+  'POST /api/v1/geo/saved-views': {
+    body: {
+      workspaceId,
+      name: 'Visibility by engine',
+      dataset: 'metrics',
+      filters: [{ field: 'data.metric', op: 'eq', value: 'mention_rate.by_engine' }],
+      groupBy: [{ field: 'data.engineName' }],
+      aggregates: [{ fn: 'avg', field: 'data.value' }],
+      chart: { type: 'bar', x: 'data.engineName', y: 'avg(data.value)' },
+    },
+  },
+  'GET /api/v1/geo/saved-views': { query: { workspaceId, limit: 20 } },
+  'GET /api/v1/geo/saved-views/{viewId}': { params: { viewId: EXAMPLE_IDS.view }, ...inWorkspace },
+  'PATCH /api/v1/geo/saved-views/{viewId}': {
+    params: { viewId: EXAMPLE_IDS.view },
+    body: { workspaceId, name: 'Visibility by engine (weekly)', expectedVersion: 1 },
+  },
+  'GET /api/v1/geo/saved-views/{viewId}/rows': {
+    params: { viewId: EXAMPLE_IDS.view },
+    query: { workspaceId, limit: 100 },
+  },
+  'DELETE /api/v1/geo/saved-views/{viewId}': { params: { viewId: EXAMPLE_IDS.view }, ...inWorkspace },
   'POST /api/v1/geo/experiments': {
     body: {
       workspaceId,

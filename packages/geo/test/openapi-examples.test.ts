@@ -92,6 +92,7 @@ for (const target of testDatabaseTargets()) {
             map.set(EXAMPLE_IDS.shareToken, body.token);
           },
           'POST /api/v1/geo/schedules': (body, map) => void map.set(EXAMPLE_IDS.schedule, body.id),
+          'POST /api/v1/geo/saved-views': (body, map) => void map.set(EXAMPLE_IDS.view, body.id),
         },
         before: {
           'POST /api/v1/geo/experiments': async (map) => void map.set(EXAMPLE_IDS.treatmentRun, await completedRun()),
