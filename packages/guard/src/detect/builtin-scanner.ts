@@ -129,11 +129,18 @@ for (const p of [
   SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
 }
 /**
- * Lower-case first letters of prefixes that begin a single long word (ghp_…, sk_live_…, xoxb…, eyJ…): such words
- * never take the plain-word shortcut. npm_… tokens are 40 characters long and are caught by the length limit.
+ * True when the letter-led ASCII word [i, j) (first character `c0`, a letter) starts no entity that onAsciiRun
+ * reads: not a literal secret prefix (ghp_…, sk_live_…, xoxb…, eyJ…, AKIA…), not a dotted MAC group (`abcd.`), and, for a capital, not an identifier's length (9, 10, 16) nor an IBAN's start (two capitals, two
+ * digits). Such words go to the plain-word shortcut when nothing after them makes them a key either.
  */
-const WORD_PREFIX_FIRST = new Uint8Array(128);
-for (const c of 'gsrxe') WORD_PREFIX_FIRST[c.charCodeAt(0)] = 1;
+function isInertWord(t: string, i: number, j: number, c0: number): boolean {
+  const c1 = t.charCodeAt(i + 1);
+  if (c1 < 128 && SECRET_START[c0 * 128 + c1] === 1) return false;
+  const len = j - i;
+  if (len === 4 && t.charCodeAt(j) === 46 && isHexCode(c0)) return false;
+  if (c0 >= 97) return true;
+  return len !== 9 && len !== 10 && len !== 16 && !isUpper(c1);
+}
 /** Words this long skip the plain-word shortcut (generated tokens, not prose). */
 const LONG_WORD = 36;
 
@@ -454,10 +461,16 @@ function walk(st: ScanState, deadline?: number): void {
       }
       // A host name (microsoft.com, www.example.org/path): reported, and the walk goes on inside it.
       if (sel.url && t.charCodeAt(j) === 46 && j + 1 < n && isAlnum(t.charCodeAt(j + 1))) scanBareHost(st, i);
-      // Plain lower-case words followed by a blank or punctuation (the bulk of prose) are passed over here;
-      // the rest go to onWord, and words with non-ASCII letters to onMixedWord.
+      // Plain words (lower-case or capitalized) followed by a blank or punctuation, the bulk of prose, are passed
+      // over here; the rest go to onWord, and words with non-ASCII letters to onMixedWord.
       if (kinds !== 1) i = onMixedWord(st, i, j, kinds);
-      else if (c >= 97 && c <= 122 && WORD_PREFIX_FIRST[c] === 0 && j - i < LONG_WORD && isPlainWord(t, i, j, c)) i = j;
+      else if (
+        ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) &&
+        j - i < LONG_WORD &&
+        isInertWord(t, i, j, c) &&
+        isPlainWord(t, i, j, c)
+      )
+        i = j;
       else i = onWord(st, i, j);
       continue;
     }

@@ -140,6 +140,12 @@ const PLACEHOLDER_EXACT = new Set([
 
 const MARKER_HASHES = new Set([...PLACEHOLDER_MARKERS].map(hashWord));
 const FILLER_HASHES = new Set([...PLACEHOLDER_FILLERS].map(hashWord));
+/**
+ * WORD_FILTER[h & 0xffff] is 1 when some placeholder marker or filler (or lexicon word, see lexicon()) has hash h
+ * in its low 16 bits: one load rules out most letter segments of a random value before any set lookup.
+ */
+const WORD_FILTER = new Uint8Array(65536);
+for (const h of [...MARKER_HASHES, ...FILLER_HASHES]) WORD_FILTER[h & 0xffff] = 1;
 
 function isMaskChar(c: number): boolean {
   // * x X # . _ - and the bullet, ellipsis and black-circle code points
@@ -215,10 +221,15 @@ export function isPlaceholderValue(value: string): boolean {
       if ((c | 32) !== 120) segAllX = false;
     } else {
       if (segLen > 0) {
-        if (MARKER_HASHES.has(segHash) || (segLen >= 3 && segAllX)) {
+        if (segLen >= 3 && segAllX) {
           marked = true;
           covered += segLen;
-        } else if (FILLER_HASHES.has(segHash)) covered += segLen;
+        } else if (WORD_FILTER[segHash & 0xffff] === 1) {
+          if (MARKER_HASHES.has(segHash)) {
+            marked = true;
+            covered += segLen;
+          } else if (FILLER_HASHES.has(segHash)) covered += segLen;
+        }
       }
       segHash = upper ? hashStep(0, c) : 0;
       segLen = upper ? 1 : 0;
@@ -276,15 +287,25 @@ export function isHexCode(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
 }
 
-/** Context words with their polarity (+1 confirms a type, -1 says the match is something else), keyed by hashWord. */
-export type Lexicon = ReadonlyMap<number, number>;
+/**
+ * Context words with their polarity (+1 confirms a type, -1 says the match is something else), keyed by hashWord.
+ * Built only by lexicon(), which also enters its words in WORD_FILTER (the lookups below consult the filter first).
+ */
+export type Lexicon = ReadonlyMap<number, number> & { readonly [LEXICON]: true };
+declare const LEXICON: unique symbol;
+
+/** The polarity of hash h in lex, or undefined; one filter load for the words of no lexicon. */
+function lookup(lex: Lexicon, h: number): number | undefined {
+  return WORD_FILTER[h & 0xffff] === 1 ? lex.get(h) : undefined;
+}
 
 /** Builds a lexicon; a word in both lists counts as positive. */
 export function lexicon(positive: readonly string[], negative: readonly string[]): Lexicon {
   const m = new Map<number, number>();
   for (const w of negative) m.set(hashWord(w), -1);
   for (const w of positive) m.set(hashWord(w), 1);
-  return m;
+  for (const h of m.keys()) WORD_FILTER[h & 0xffff] = 1;
+  return m as unknown as Lexicon;
 }
 
 function isContextWordCode(c: number): boolean {
@@ -306,7 +327,7 @@ function polarityOfRange(text: string, s: number, e: number, lex: Lexicon): numb
     if (c === 95) snake = true;
     h = hashStep(h, c);
   }
-  const p = lex.get(h);
+  const p = lookup(lex, h);
   if (p !== undefined) return p;
   if (!snake) return 0;
   // customer_phone, FIRMWARE_BASELINE, order_id: the last part that means something.
@@ -314,7 +335,7 @@ function polarityOfRange(text: string, s: number, e: number, lex: Lexicon): numb
   for (let k = e - 1; k >= s - 1; k--) {
     if (k >= s && text.charCodeAt(k) !== 95) continue;
     if (partEnd > k + 1) {
-      const q = lex.get(hashRange(text, k + 1, partEnd));
+      const q = lookup(lex, hashRange(text, k + 1, partEnd));
       if (q !== undefined) return q;
     }
     partEnd = k;
@@ -368,13 +389,13 @@ function polarityOfScripts(text: string, s: number, e: number, lex: Lexicon): nu
     while (segStart > s && isLatinWordCode(text.charCodeAt(segStart - 1)) === latin) segStart--;
     if (latin || !isCjkCode(text.charCodeAt(segEnd - 1))) {
       if (segStart > s || segEnd < e) {
-        const p = lex.get(hashRange(text, segStart, segEnd));
+        const p = lookup(lex, hashRange(text, segStart, segEnd));
         if (p !== undefined) return p;
       }
     } else {
       for (let q = segEnd; q > segStart + 1 && segEnd - q < 8; q--) {
         for (let len = 2; len <= 4 && q - len >= segStart; len++) {
-          const p = lex.get(hashRange(text, q - len, q));
+          const p = lookup(lex, hashRange(text, q - len, q));
           if (p !== undefined) return p;
         }
       }

@@ -147,6 +147,10 @@ export function scanSchemeUrl(st: ScanState, colon: number): number {
   return -1;
 }
 
+function isAsciiLetter(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+}
+
 /**
  * Tries a scheme-less host name starting at the word [i, …): `www.` names, or two or more labels ending in a
  * common top-level domain (microsoft.com, example.co.il), optionally with a path. Returns the URL's end, or -1.
@@ -172,6 +176,8 @@ export function scanBareHost(st: ScanState, i: number): number {
   }
   const www = t.startsWith('www.', i) || t.startsWith('WWW.', i);
   if (labels < (www ? 3 : 2)) return -1;
+  // Every bare TLD starts with a letter: decimals, versions and addresses (954.15, 10.0.0.1) end here.
+  if (!www && !isAsciiLetter(t.charCodeAt(lastStart))) return -1;
   const tld = t.slice(lastStart, j).toLowerCase();
   if (!www && !BARE_TLDS.has(tld)) return -1;
   const after = j < t.length ? t.charCodeAt(j) : 32;
