@@ -62,6 +62,12 @@ describe('carrier syntaxes', () => {
     [`{"env": "SERVICE_TOKEN=${TOKEN}\\nDEBUG=false"}`, TOKEN],
     [`mySecretValue=${TOKEN}`, TOKEN],
     [`deploy_api_token_2 = "${TOKEN}"`, TOKEN],
+    // A secret word inside a longer key name, in any case: secret, apikey, api_key, apitoken, accesstoken, access_token.
+    [`PRIMARY_APIKEY_X = "${TOKEN}"`, TOKEN],
+    [`svc_Api_Key_v2: ${TOKEN}`, TOKEN],
+    [`githubAccessTokenOld=${TOKEN}`, TOKEN],
+    [`legacy_access_token_b = "${TOKEN}"`, TOKEN],
+    [`ciApiTokenBackup = "${TOKEN}"`, TOKEN],
     [`creds = ${TOKEN}`, TOKEN],
     [
       'curl -H "Authorization: Bearer 9f3b2c7d1e8a4f6b0c5d2e7f1a3b4c8d" https://api.example.net',
