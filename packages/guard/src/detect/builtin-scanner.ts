@@ -93,26 +93,34 @@ function compoundOperatorAt(t: string, k: number): boolean {
   return (c === 115 || c === 83) && t.startsWith('tring', k + 1) && /^\s*=[^=]/.test(t.slice(k + 6, k + 10));
 }
 
-/** Secret words looked for inside key names, by their first letter (all start with `s` or `a`). */
-const INNER_SECRET_WORDS = ['secret', 'apikey', 'api_key', 'apitoken', 'api_token', 'accesstoken', 'access_token'];
-
-/** True when `word` (lower-case ASCII) is at k in t, ASCII letters compared case-insensitively. */
+/** True when `word` (lower-case ASCII) is at k in t, before `end`, ASCII letters compared case-insensitively. */
 function foldedAt(t: string, k: number, end: number, word: string): boolean {
   if (end - k < word.length) return false;
   for (let m = 0; m < word.length; m++) if (foldCase(t.charCodeAt(k + m)) !== word.charCodeAt(m)) return false;
   return true;
 }
 
+/** After `api` or `access` at k: an optional `_`, then `key` (for api) or `token`. */
+function keyOrTokenAt(t: string, k: number, end: number, key: boolean): boolean {
+  const m = t.charCodeAt(k) === 95 ? k + 1 : k;
+  return (key && foldedAt(t, m, end, 'key')) || foldedAt(t, m, end, 'token');
+}
+
 /**
- * Key names with a secret word inside rather than at the end (mySecretString, api_token_2, todo_secret_x): one
- * of INNER_SECRET_WORDS anywhere in the 6 to 64 characters [i, j), without copying them.
+ * Key names with a secret word inside rather than at the end (mySecretString, api_token_2, todo_secret_x): secret,
+ * apikey, api_key, apitoken, api_token, accesstoken or access_token anywhere in the 6 to 64 characters [i, j),
+ * in any case, read in place.
  */
 function hasInnerSecretWord(t: string, i: number, j: number): boolean {
   if (j - i < 6 || j - i > 64) return false;
   for (let k = i; k <= j - 6; k++) {
     const c = foldCase(t.charCodeAt(k));
-    if (c !== 115 && c !== 97) continue;
-    for (const w of INNER_SECRET_WORDS) if (w.charCodeAt(0) === c && foldedAt(t, k, j, w)) return true;
+    if (c === 115) {
+      if (foldedAt(t, k, j, 'secret')) return true;
+    } else if (c === 97) {
+      if (foldedAt(t, k, j, 'api') && keyOrTokenAt(t, k + 3, j, true)) return true;
+      if (foldedAt(t, k, j, 'access') && keyOrTokenAt(t, k + 6, j, false)) return true;
+    }
   }
   return false;
 }
