@@ -444,6 +444,11 @@ export interface CsvHeader {
 }
 
 const DELIMITERS = [44, 59, 9, 124]; // , ; tab |
+/** DELIMITER_INDEX[c] is the index of c in DELIMITERS, or -1 (c < 128). */
+const DELIMITER_INDEX = new Int8Array(128).fill(-1);
+DELIMITERS.forEach((d, k) => {
+  DELIMITER_INDEX[d] = k;
+});
 
 /**
  * Finds the text's first line and the delimiters (`,` `;` tab `|`) it uses as a header would: short cells, few
@@ -524,8 +529,9 @@ function moveCursor(text: string, cursor: RowCursor, start: number): boolean {
       cursor.quoted = false;
       cursor.counts.fill(0);
     } else if (c === 34) cursor.quoted = !cursor.quoted;
-    else if (!cursor.quoted) {
-      for (let k = 0; k < DELIMITERS.length; k++) if (c === DELIMITERS[k]) cursor.counts[k]++;
+    else if (c < 128 && !cursor.quoted) {
+      const k = DELIMITER_INDEX[c];
+      if (k >= 0) cursor.counts[k]++;
     }
   }
   cursor.pos = start;
