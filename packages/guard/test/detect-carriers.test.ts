@@ -149,6 +149,13 @@ describe('URL', () => {
     assert.deepEqual(reported('http://intranet and www.intranet'), []);
   });
 
+  test('a bare host needs a listed top-level domain (the longest, info, included); www. takes any; numbers are no hosts', () => {
+    assertFound('wiki at guidebook.info today', 'URL', 'guidebook.info');
+    assertFound('visit www.natural-history.museum soon', 'URL', 'www.natural-history.museum');
+    assert.deepEqual(reported('visit natural-history.museum soon'), []);
+    assert.deepEqual(reported('paid 954.15 for build 4.2.1 on jane.doe'), []);
+  });
+
   test('a URL carrying credentials yields to them: the secret keeps its type and span', () => {
     const token = 'ghp_Zk4mQ8vN2xR7tL1pW9sB3cY6hD0fJ5gK8aE2';
     assert.deepEqual(reported(`git remote add origin https://${token}@github.com/acme/app.git`), [

@@ -89,6 +89,9 @@ const BARE_TLDS = new Set([
   'ai',
 ]);
 
+/** The longest of BARE_TLDS. */
+const MAX_BARE_TLD = Math.max(...[...BARE_TLDS].map((tld) => tld.length));
+
 const SECOND_LEVEL = new Set(['co', 'com', 'org', 'net', 'ac', 'gov', 'edu', 'ne', 'or', 'gob', 'nic']);
 
 /**
@@ -176,8 +179,9 @@ export function scanBareHost(st: ScanState, i: number): number {
   }
   const www = t.startsWith('www.', i) || t.startsWith('WWW.', i);
   if (labels < (www ? 3 : 2)) return -1;
-  // Every bare TLD starts with a letter: decimals, versions and addresses (954.15, 10.0.0.1) end here.
-  if (!www && !isAsciiLetter(t.charCodeAt(lastStart))) return -1;
+  // Every bare TLD starts with a letter and is two to MAX_BARE_TLD long: decimals, versions and addresses (954.15,
+  // 10.0.0.1) and most dotted names (oscar.wittingbalistreri@…) end here.
+  if (!www && (!isAsciiLetter(t.charCodeAt(lastStart)) || j - lastStart < 2 || j - lastStart > MAX_BARE_TLD)) return -1;
   const tld = t.slice(lastStart, j).toLowerCase();
   if (!www && !BARE_TLDS.has(tld)) return -1;
   const after = j < t.length ? t.charCodeAt(j) : 32;
