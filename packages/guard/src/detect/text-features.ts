@@ -1,4 +1,4 @@
-import { hashStep, hashWord, isCjkCode, isLatinWordCode, WORD_TABLE } from './chars.ts';
+import { foldCase, hashStep, hashWord, isCjkCode, isLatinWordCode, WORD_TABLE } from './chars.ts';
 
 // Small text measurements shared by the detectors and the scorer: entropy, character classes, placeholders,
 // context words near a match.
@@ -147,20 +147,13 @@ const FILLER_HASHES = new Set([...PLACEHOLDER_FILLERS].map(hashWord));
 const WORD_FILTER = new Uint8Array(65536);
 for (const h of [...MARKER_HASHES, ...FILLER_HASHES]) WORD_FILTER[h & 0xffff] = 1;
 
+/** MASK_ASCII[c] is 1 for the ASCII mask characters * x X # . _ - */
+const MASK_ASCII = new Uint8Array(128);
+for (const ch of '*xX#._-') MASK_ASCII[ch.charCodeAt(0)] = 1;
+
 function isMaskChar(c: number): boolean {
   // * x X # . _ - and the bullet, ellipsis and black-circle code points
-  return (
-    c === 42 ||
-    c === 120 ||
-    c === 88 ||
-    c === 35 ||
-    c === 46 ||
-    c === 95 ||
-    c === 45 ||
-    c === 0x2022 ||
-    c === 0x2026 ||
-    c === 0x25cf
-  );
+  return c < 128 ? MASK_ASCII[c] === 1 : c === 0x2022 || c === 0x2026 || c === 0x25cf;
 }
 
 /**
@@ -327,6 +320,11 @@ function polarityOfRange(text: string, s: number, e: number, lex: Lexicon): numb
     if (c === 95) snake = true;
     h = hashStep(h, c);
   }
+  return polarityOfHashed(text, s, e, h, snake, lex);
+}
+
+/** polarityOfRange for a word whose hash `h` (and whether it holds a `_`) is already known. */
+function polarityOfHashed(text: string, s: number, e: number, h: number, snake: boolean, lex: Lexicon): number {
   const p = lookup(lex, h);
   if (p !== undefined) return p;
   if (!snake) return 0;
@@ -362,9 +360,21 @@ export function polarityBefore(text: string, start: number, width: number, lex: 
       continue;
     }
     const we = j;
-    while (j > limit && isContextWordCode(text.charCodeAt(j - 1))) j--;
-    let p = polarityOfRange(text, j, we, lex);
-    if (p > 0 && NUMBER_WORDS.has(hashRange(text, j, we))) {
+    // The word is read once, backwards: hashStep's hash is the sum of each folded character times 31 to the power
+    // of the characters after it (mod 2^32), so it can be summed from the end.
+    let h = 0;
+    let power = 1;
+    let snake = false;
+    while (j > limit) {
+      const d = text.charCodeAt(j - 1);
+      if (!isContextWordCode(d)) break;
+      if (d === 95) snake = true;
+      h = (h + Math.imul(foldCase(d), power)) | 0;
+      power = Math.imul(power, 31);
+      j--;
+    }
+    let p = polarityOfHashed(text, j, we, h, snake, lex);
+    if (p > 0 && NUMBER_WORDS.has(h)) {
       return previousWordPolarity(text, j, limit, lex) < 0 ? -1 : p;
     }
     // Another script at either end of the word (`IPは`, `请致电`, `カード番号`): look at its parts.
