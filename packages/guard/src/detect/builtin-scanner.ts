@@ -36,11 +36,16 @@ const DEADLINE_STRIDE = 64 * 1024;
 
 const MENTION_WORDS = new Set(PASSWORD_MENTION_WORDS);
 
+/**
+ * The last three (folded) characters of a word as one number: packed into 21 bits when they are ASCII (a small
+ * integer, the common case), else a distinct negative number.
+ */
 function tail3(t: string, end: number): number {
-  return (
-    (foldCase(t.charCodeAt(end - 3)) * 65599 + foldCase(t.charCodeAt(end - 2))) * 65599 +
-    foldCase(t.charCodeAt(end - 1))
-  );
+  const a = foldCase(t.charCodeAt(end - 3));
+  const b = foldCase(t.charCodeAt(end - 2));
+  const c = foldCase(t.charCodeAt(end - 1));
+  if ((a | b | c) < 128) return (a << 14) | (b << 7) | c;
+  return -1 - ((a * 65599 + b) * 65599 + c);
 }
 
 /** Last three letters of every key name that can hold a password or a secret (see password-detectors). */
