@@ -178,6 +178,9 @@ describe('national identifiers and hardware addresses by definition', () => {
     ['PAN card ABCPE1234F', 'IN_PAN', 'ABCPE1234F'],
     ['wifi adapter 3c:22:fb:9a:10:4e', 'MAC_ADDRESS', '3c:22:fb:9a:10:4e'],
     ['switch port 3c22.fb9a.104e', 'MAC_ADDRESS', '3c22.fb9a.104e'],
+    // Dotted groups that start with a hex letter look like a plain word followed by a full stop.
+    ['switch port ab22.fb9a.104e', 'MAC_ADDRESS', 'ab22.fb9a.104e'],
+    ['switch port Dc22.fb9a.104e', 'MAC_ADDRESS', 'Dc22.fb9a.104e'],
   ];
   for (const [text, type, value] of found)
     test(`${type} in ${JSON.stringify(text)}`, () => assertFound(text, type, value));
