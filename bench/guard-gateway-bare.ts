@@ -1,6 +1,6 @@
 // Reference for bench/guard-gateway.ts: the thinnest Node pass-through (Fastify + a pooled undici client, no
 // checks), so the results show what this machine allows any Node gateway before guardrails.
-//   npx node bench/guard-gateway-bare.ts <upstream base URL>
+//   npx node bench/guard-gateway-bare.ts <upstream base URL> [port]
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { Agent, request } from 'undici';
@@ -21,6 +21,6 @@ app.post('/v1/chat/completions', async (req, reply) => {
     .type('application/json')
     .send(await answer.body.text());
 });
-await app.listen({ port: 0, host: '127.0.0.1' });
+await app.listen({ port: Number(process.argv[3] ?? 0), host: '127.0.0.1' });
 console.log(`bare listening on http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

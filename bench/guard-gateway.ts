@@ -1,6 +1,8 @@
 // guard's chat-completions gateway against the same fake upstream called directly, side by side with Portkey's
 // open-source gateway, in one run. Every server runs in its own process; the load generator runs in this one.
 //   npx node bench/guard-gateway.ts [--duration 10] [--connections 50] [--requests 2000] [--streams 300] [--workers 2]
+//     [--port-base N]   listen on N…N+5 (upstream, paced upstream, guard, paced guard, bare pass-through, Portkey)
+//                       instead of free ports, for a machine where each user keeps to a port range
 // Portkey is installed on first use, bench-only, into bench/peers-gateway (not a workspace).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,8 +20,12 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '2000' },
     streams: { type: 'string', default: '300' },
     workers: { type: 'string', default: '2' },
+    'port-base': { type: 'string' },
   },
 });
+const portBase = values['port-base'] === undefined ? undefined : Number(values['port-base']);
+/** The port of the k-th server: from --port-base, else 0 (any free port). */
+const portFor = (k: number) => String(portBase === undefined ? 0 : portBase + k);
 const workers = values.workers!;
 const duration = Number(values.duration);
 const connections = Number(values.connections);
@@ -214,16 +220,19 @@ const loadAverage = os
   .join(', ');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-gw-bench-'));
 try {
-  const upstream = await startProcess(['bench/guard-gateway-upstream.ts'], {}, /upstream listening on (\S+)/);
+  const upstream = await startProcess(
+    ['bench/guard-gateway-upstream.ts', '--port', portFor(0)],
+    {},
+    /upstream listening on (\S+)/,
+  );
   servers.push(upstream);
   const paced = await startProcess(
-    ['bench/guard-gateway-upstream.ts', '--gap-ms', '10'],
+    ['bench/guard-gateway-upstream.ts', '--gap-ms', '10', '--port', portFor(1)],
     {},
     /upstream listening on (\S+)/,
   );
   servers.push(paced);
   const guardEnv = {
-    GUARD_PORT: '0',
     KEEL_DATA_DIR: dataDir,
     RATE_LIMIT_MAX: '100000000',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
@@ -234,16 +243,24 @@ try {
     GUARD_WORKERS: workers,
   };
   const keelArgs = ['packages/cli/src/keel.ts', 'start', 'guard'];
-  const guard = await startProcess(keelArgs, { ...guardEnv, AI_MODEL_URL: upstream.url }, /guard listening on (\S+)/);
+  const guard = await startProcess(
+    keelArgs,
+    { ...guardEnv, GUARD_PORT: portFor(2), AI_MODEL_URL: upstream.url },
+    /guard listening on (\S+)/,
+  );
   servers.push(guard);
   const guardPaced = await startProcess(
     keelArgs,
-    { ...guardEnv, KEEL_DATA_DIR: `${dataDir}-paced`, AI_MODEL_URL: paced.url },
+    { ...guardEnv, GUARD_PORT: portFor(3), KEEL_DATA_DIR: `${dataDir}-paced`, AI_MODEL_URL: paced.url },
     /guard listening on (\S+)/,
   );
   servers.push(guardPaced);
 
-  const bare = await startProcess(['bench/guard-gateway-bare.ts', upstream.url], {}, /bare listening on (\S+)/);
+  const bare = await startProcess(
+    ['bench/guard-gateway-bare.ts', upstream.url, portFor(4)],
+    {},
+    /bare listening on (\S+)/,
+  );
   servers.push(bare);
 
   let portkey: Server | undefined;
@@ -258,7 +275,7 @@ try {
     portkeyProblem = 'not installed (`npm install` in bench/peers-gateway failed)';
   } else {
     try {
-      const port = 20_000 + Math.floor(Math.random() * 20_000);
+      const port = portBase === undefined ? 20_000 + Math.floor(Math.random() * 20_000) : portBase + 5;
       const started = await startProcess(
         [PORTKEY, `--port=${port}`, '--headless'],
         { NODE_ENV: 'production' },

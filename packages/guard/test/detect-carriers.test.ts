@@ -62,6 +62,12 @@ describe('carrier syntaxes', () => {
     [`{"env": "SERVICE_TOKEN=${TOKEN}\\nDEBUG=false"}`, TOKEN],
     [`mySecretValue=${TOKEN}`, TOKEN],
     [`deploy_api_token_2 = "${TOKEN}"`, TOKEN],
+    // A secret word inside a longer key name, in any case: secret, apikey, api_key, apitoken, accesstoken, access_token.
+    [`PRIMARY_APIKEY_X = "${TOKEN}"`, TOKEN],
+    [`svc_Api_Key_v2: ${TOKEN}`, TOKEN],
+    [`githubAccessTokenOld=${TOKEN}`, TOKEN],
+    [`legacy_access_token_b = "${TOKEN}"`, TOKEN],
+    [`ciApiTokenBackup = "${TOKEN}"`, TOKEN],
     [`creds = ${TOKEN}`, TOKEN],
     [
       'curl -H "Authorization: Bearer 9f3b2c7d1e8a4f6b0c5d2e7f1a3b4c8d" https://api.example.net',
@@ -143,6 +149,13 @@ describe('URL', () => {
     assert.deepEqual(reported('http://intranet and www.intranet'), []);
   });
 
+  test('a bare host needs a listed top-level domain (the longest, info, included); www. takes any; numbers are no hosts', () => {
+    assertFound('wiki at guidebook.info today', 'URL', 'guidebook.info');
+    assertFound('visit www.natural-history.museum soon', 'URL', 'www.natural-history.museum');
+    assert.deepEqual(reported('visit natural-history.museum soon'), []);
+    assert.deepEqual(reported('paid 954.15 for build 4.2.1 on jane.doe'), []);
+  });
+
   test('a URL carrying credentials yields to them: the secret keeps its type and span', () => {
     const token = 'ghp_Zk4mQ8vN2xR7tL1pW9sB3cY6hD0fJ5gK8aE2';
     assert.deepEqual(reported(`git remote add origin https://${token}@github.com/acme/app.git`), [
@@ -165,6 +178,9 @@ describe('national identifiers and hardware addresses by definition', () => {
     ['PAN card ABCPE1234F', 'IN_PAN', 'ABCPE1234F'],
     ['wifi adapter 3c:22:fb:9a:10:4e', 'MAC_ADDRESS', '3c:22:fb:9a:10:4e'],
     ['switch port 3c22.fb9a.104e', 'MAC_ADDRESS', '3c22.fb9a.104e'],
+    // Dotted groups that start with a hex letter look like a plain word followed by a full stop.
+    ['switch port ab22.fb9a.104e', 'MAC_ADDRESS', 'ab22.fb9a.104e'],
+    ['switch port Dc22.fb9a.104e', 'MAC_ADDRESS', 'Dc22.fb9a.104e'],
   ];
   for (const [text, type, value] of found)
     test(`${type} in ${JSON.stringify(text)}`, () => assertFound(text, type, value));

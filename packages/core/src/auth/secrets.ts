@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -14,9 +14,9 @@ export function generateKey(prefix: string, length = 32): string {
   return `${prefix}_${out}`;
 }
 
-/** SHA-256 hex digest: how issued keys and tokens are kept at rest. */
+/** SHA-256 hex digest: how issued keys and tokens are kept at rest (one-shot: no Hash object per call). */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /** Compares two secrets in time that depends on neither value (both are hashed to equal length first). */

@@ -36,11 +36,16 @@ const DEADLINE_STRIDE = 64 * 1024;
 
 const MENTION_WORDS = new Set(PASSWORD_MENTION_WORDS);
 
+/**
+ * The last three (folded) characters of a word as one number: packed into 21 bits when they are ASCII (a small
+ * integer, the common case), else a distinct negative number.
+ */
 function tail3(t: string, end: number): number {
-  return (
-    (foldCase(t.charCodeAt(end - 3)) * 65599 + foldCase(t.charCodeAt(end - 2))) * 65599 +
-    foldCase(t.charCodeAt(end - 1))
-  );
+  const a = foldCase(t.charCodeAt(end - 3));
+  const b = foldCase(t.charCodeAt(end - 2));
+  const c = foldCase(t.charCodeAt(end - 1));
+  if ((a | b | c) < 128) return (a << 14) | (b << 7) | c;
+  return -1 - ((a * 65599 + b) * 65599 + c);
 }
 
 /** Last three letters of every key name that can hold a password or a secret (see password-detectors). */
@@ -93,13 +98,36 @@ function compoundOperatorAt(t: string, k: number): boolean {
   return (c === 115 || c === 83) && t.startsWith('tring', k + 1) && /^\s*=[^=]/.test(t.slice(k + 6, k + 10));
 }
 
-/** Key names with a secret word inside rather than at the end (mySecretString, api_token_2, todo_secret_x). */
+/** True when `word` (lower-case ASCII) is at k in t, before `end`, ASCII letters compared case-insensitively. */
+function foldedAt(t: string, k: number, end: number, word: string): boolean {
+  if (end - k < word.length) return false;
+  for (let m = 0; m < word.length; m++) if (foldCase(t.charCodeAt(k + m)) !== word.charCodeAt(m)) return false;
+  return true;
+}
+
+/** After `api` or `access` at k: an optional `_`, then `key` (for api) or `token`. */
+function keyOrTokenAt(t: string, k: number, end: number, key: boolean): boolean {
+  const m = t.charCodeAt(k) === 95 ? k + 1 : k;
+  return (key && foldedAt(t, m, end, 'key')) || foldedAt(t, m, end, 'token');
+}
+
+/**
+ * Key names with a secret word inside rather than at the end (mySecretString, api_token_2, todo_secret_x): secret,
+ * apikey, api_key, apitoken, api_token, accesstoken or access_token anywhere in the 6 to 64 characters [i, j),
+ * in any case, read in place.
+ */
 function hasInnerSecretWord(t: string, i: number, j: number): boolean {
-  return (
-    j - i >= 6 &&
-    j - i <= 64 &&
-    /secret|apikey|api_key|apitoken|api_token|accesstoken|access_token/i.test(t.slice(i, j))
-  );
+  if (j - i < 6 || j - i > 64) return false;
+  for (let k = i; k <= j - 6; k++) {
+    const c = foldCase(t.charCodeAt(k));
+    if (c === 115) {
+      if (foldedAt(t, k, j, 'secret')) return true;
+    } else if (c === 97) {
+      if (foldedAt(t, k, j, 'api') && keyOrTokenAt(t, k + 3, j, true)) return true;
+      if (foldedAt(t, k, j, 'access') && keyOrTokenAt(t, k + 6, j, false)) return true;
+    }
+  }
+  return false;
 }
 
 /**
@@ -129,11 +157,18 @@ for (const p of [
   SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
 }
 /**
- * Lower-case first letters of prefixes that begin a single long word (ghp_…, sk_live_…, xoxb…, eyJ…): such words
- * never take the plain-word shortcut. npm_… tokens are 40 characters long and are caught by the length limit.
+ * True when the letter-led ASCII word [i, j) (first character `c0`, a letter) starts no entity that onAsciiRun
+ * reads: not a literal secret prefix (ghp_…, sk_live_…, xoxb…, eyJ…, AKIA…), not a dotted MAC group (`abcd.`), and, for a capital, not an identifier's length (9, 10, 16) nor an IBAN's start (two capitals, two
+ * digits). Such words go to the plain-word shortcut when nothing after them makes them a key either.
  */
-const WORD_PREFIX_FIRST = new Uint8Array(128);
-for (const c of 'gsrxe') WORD_PREFIX_FIRST[c.charCodeAt(0)] = 1;
+function isInertWord(t: string, i: number, j: number, c0: number): boolean {
+  const c1 = t.charCodeAt(i + 1);
+  if (c1 < 128 && SECRET_START[c0 * 128 + c1] === 1) return false;
+  const len = j - i;
+  if (len === 4 && t.charCodeAt(j) === 46 && isHexCode(c0)) return false;
+  if (c0 >= 97) return true;
+  return len !== 9 && len !== 10 && len !== 16 && !isUpper(c1);
+}
 /** Words this long skip the plain-word shortcut (generated tokens, not prose). */
 const LONG_WORD = 36;
 
@@ -454,10 +489,16 @@ function walk(st: ScanState, deadline?: number): void {
       }
       // A host name (microsoft.com, www.example.org/path): reported, and the walk goes on inside it.
       if (sel.url && t.charCodeAt(j) === 46 && j + 1 < n && isAlnum(t.charCodeAt(j + 1))) scanBareHost(st, i);
-      // Plain lower-case words followed by a blank or punctuation (the bulk of prose) are passed over here;
-      // the rest go to onWord, and words with non-ASCII letters to onMixedWord.
+      // Plain words (lower-case or capitalized) followed by a blank or punctuation, the bulk of prose, are passed
+      // over here; the rest go to onWord, and words with non-ASCII letters to onMixedWord.
       if (kinds !== 1) i = onMixedWord(st, i, j, kinds);
-      else if (c >= 97 && c <= 122 && WORD_PREFIX_FIRST[c] === 0 && j - i < LONG_WORD && isPlainWord(t, i, j, c)) i = j;
+      else if (
+        ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) &&
+        j - i < LONG_WORD &&
+        isInertWord(t, i, j, c) &&
+        isPlainWord(t, i, j, c)
+      )
+        i = j;
       else i = onWord(st, i, j);
       continue;
     }

@@ -10,8 +10,17 @@ export interface DecisionConfig {
   overrides: ReadonlyMap<string, { allow: number | null; block: number | null }>;
 }
 
-/** `[TYPE]`, the placeholder /detect uses. */
-export const defaultPlaceholder: PlaceholderFor = (type) => `[${type}]`;
+const DEFAULT_PLACEHOLDERS = new Map<string, string>();
+
+/** `[TYPE]`, the placeholder /detect uses (one string per type, made once). */
+export const defaultPlaceholder: PlaceholderFor = (type) => {
+  let placeholder = DEFAULT_PLACEHOLDERS.get(type);
+  if (placeholder === undefined) {
+    placeholder = `[${type}]`;
+    if (DEFAULT_PLACEHOLDERS.size < 1000) DEFAULT_PLACEHOLDERS.set(type, placeholder);
+  }
+  return placeholder;
+};
 
 interface Reported {
   c: Candidate;

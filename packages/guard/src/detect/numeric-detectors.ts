@@ -672,6 +672,13 @@ function groupLen(k: number): number {
   return groupEnd[k] - groupStart[k];
 }
 
+/** The decimal value of group k (its digits read in place, no slice). */
+function groupValue(t: string, k: number): number {
+  let v = 0;
+  for (let i = groupStart[k]; i < groupEnd[k]; i++) v = v * 10 + t.charCodeAt(i) - 48;
+  return v;
+}
+
 function skipRun(st: ScanState, end: number): number {
   // Continue after the identifier the run belongs to.
   let j = end;
@@ -713,7 +720,7 @@ function scanIpv4(st: ScanState, start: number, end: number): number {
     const len = groupLen(k);
     if (len > 3) return end;
     if (len > 1 && t.charCodeAt(groupStart[k]) === 48) return end;
-    if (Number(t.slice(groupStart[k], groupEnd[k])) > 255) return end;
+    if (groupValue(t, k) > 255) return end;
   }
   if (!st.sel.ip) return end;
   const value = t.slice(start, end);
@@ -726,10 +733,10 @@ function scanIpv4(st: ScanState, start: number, end: number): number {
   // 1.2.3.4-style values with small leading parts are usually versions and builds, and values whose every part is
   // small (18.4.9.4, 12.4.1.3) section numbers: only words such as "ip", "host" or "from" make them addresses.
   // 10.x.y.z is the private range, where small parts are common, so it keeps its full weight.
-  const g0 = Number(t.slice(groupStart[0], groupEnd[0]));
-  const g1 = Number(t.slice(groupStart[1], groupEnd[1]));
-  const g2 = Number(t.slice(groupStart[2], groupEnd[2]));
-  const g3 = Number(t.slice(groupStart[3], groupEnd[3]));
+  const g0 = groupValue(t, 0);
+  const g1 = groupValue(t, 1);
+  const g2 = groupValue(t, 2);
+  const g3 = groupValue(t, 3);
   const versionShaped =
     value !== '0.0.0.0' &&
     ((groupLen(0) === 1 && g1 <= 20 && g2 <= 40) || (g0 <= 30 && g0 !== 10 && g1 <= 20 && g2 <= 20 && g3 <= 20));

@@ -99,13 +99,14 @@ function withoutContainerUrls(candidates: readonly Candidate[]): readonly Candid
  * Keeps a set of non-overlapping candidates, preferring blocklist hits, then the higher (local) final score,
  * then the longer span, then the earlier one; the kept ones are widened over the overlapping candidates that
  * are detections (blocklist hits, or a local final score at or above `allowThreshold`), so no detected
- * character is left in clear whichever candidate wins the label. Returns them in text order.
+ * character is left in clear whichever candidate wins the label. Returns them in text order: `all` itself when
+ * nothing overlaps and nothing is dropped (the scanner hands over an array it no longer uses).
  */
 export function resolveOverlaps(text: string, all: readonly Candidate[], allowThreshold = 0): Candidate[] {
   const candidates = withoutContainerUrls(all);
   let ordered = true;
   for (let i = 1; i < candidates.length && ordered; i++) ordered = candidates[i].start >= candidates[i - 1].end;
-  if (ordered) return [...candidates];
+  if (ordered) return candidates === all ? (all as Candidate[]) : [...candidates];
   return pickNonOverlapping(
     candidates.map((c) => {
       const rank = c.blocklisted ? 2 : localFinalScore(c);

@@ -1,4 +1,4 @@
-import { hashStep, hashWord, isCjkCode, isLatinWordCode, WORD_TABLE } from './chars.ts';
+import { foldCase, hashStep, hashWord, isCjkCode, isLatinWordCode, WORD_TABLE } from './chars.ts';
 
 // Small text measurements shared by the detectors and the scorer: entropy, character classes, placeholders,
 // context words near a match.
@@ -140,21 +140,20 @@ const PLACEHOLDER_EXACT = new Set([
 
 const MARKER_HASHES = new Set([...PLACEHOLDER_MARKERS].map(hashWord));
 const FILLER_HASHES = new Set([...PLACEHOLDER_FILLERS].map(hashWord));
+/**
+ * WORD_FILTER[h & 0xffff] is 1 when some placeholder marker or filler (or lexicon word, see lexicon()) has hash h
+ * in its low 16 bits: one load rules out most letter segments of a random value before any set lookup.
+ */
+const WORD_FILTER = new Uint8Array(65536);
+for (const h of [...MARKER_HASHES, ...FILLER_HASHES]) WORD_FILTER[h & 0xffff] = 1;
+
+/** MASK_ASCII[c] is 1 for the ASCII mask characters * x X # . _ - */
+const MASK_ASCII = new Uint8Array(128);
+for (const ch of '*xX#._-') MASK_ASCII[ch.charCodeAt(0)] = 1;
 
 function isMaskChar(c: number): boolean {
   // * x X # . _ - and the bullet, ellipsis and black-circle code points
-  return (
-    c === 42 ||
-    c === 120 ||
-    c === 88 ||
-    c === 35 ||
-    c === 46 ||
-    c === 95 ||
-    c === 45 ||
-    c === 0x2022 ||
-    c === 0x2026 ||
-    c === 0x25cf
-  );
+  return c < 128 ? MASK_ASCII[c] === 1 : c === 0x2022 || c === 0x2026 || c === 0x25cf;
 }
 
 /**
@@ -215,10 +214,15 @@ export function isPlaceholderValue(value: string): boolean {
       if ((c | 32) !== 120) segAllX = false;
     } else {
       if (segLen > 0) {
-        if (MARKER_HASHES.has(segHash) || (segLen >= 3 && segAllX)) {
+        if (segLen >= 3 && segAllX) {
           marked = true;
           covered += segLen;
-        } else if (FILLER_HASHES.has(segHash)) covered += segLen;
+        } else if (WORD_FILTER[segHash & 0xffff] === 1) {
+          if (MARKER_HASHES.has(segHash)) {
+            marked = true;
+            covered += segLen;
+          } else if (FILLER_HASHES.has(segHash)) covered += segLen;
+        }
       }
       segHash = upper ? hashStep(0, c) : 0;
       segLen = upper ? 1 : 0;
@@ -276,15 +280,25 @@ export function isHexCode(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
 }
 
-/** Context words with their polarity (+1 confirms a type, -1 says the match is something else), keyed by hashWord. */
-export type Lexicon = ReadonlyMap<number, number>;
+/**
+ * Context words with their polarity (+1 confirms a type, -1 says the match is something else), keyed by hashWord.
+ * Built only by lexicon(), which also enters its words in WORD_FILTER (the lookups below consult the filter first).
+ */
+export type Lexicon = ReadonlyMap<number, number> & { readonly [LEXICON]: true };
+declare const LEXICON: unique symbol;
+
+/** The polarity of hash h in lex, or undefined; one filter load for the words of no lexicon. */
+function lookup(lex: Lexicon, h: number): number | undefined {
+  return WORD_FILTER[h & 0xffff] === 1 ? lex.get(h) : undefined;
+}
 
 /** Builds a lexicon; a word in both lists counts as positive. */
 export function lexicon(positive: readonly string[], negative: readonly string[]): Lexicon {
   const m = new Map<number, number>();
   for (const w of negative) m.set(hashWord(w), -1);
   for (const w of positive) m.set(hashWord(w), 1);
-  return m;
+  for (const h of m.keys()) WORD_FILTER[h & 0xffff] = 1;
+  return m as unknown as Lexicon;
 }
 
 function isContextWordCode(c: number): boolean {
@@ -306,7 +320,12 @@ function polarityOfRange(text: string, s: number, e: number, lex: Lexicon): numb
     if (c === 95) snake = true;
     h = hashStep(h, c);
   }
-  const p = lex.get(h);
+  return polarityOfHashed(text, s, e, h, snake, lex);
+}
+
+/** polarityOfRange for a word whose hash `h` (and whether it holds a `_`) is already known. */
+function polarityOfHashed(text: string, s: number, e: number, h: number, snake: boolean, lex: Lexicon): number {
+  const p = lookup(lex, h);
   if (p !== undefined) return p;
   if (!snake) return 0;
   // customer_phone, FIRMWARE_BASELINE, order_id: the last part that means something.
@@ -314,7 +333,7 @@ function polarityOfRange(text: string, s: number, e: number, lex: Lexicon): numb
   for (let k = e - 1; k >= s - 1; k--) {
     if (k >= s && text.charCodeAt(k) !== 95) continue;
     if (partEnd > k + 1) {
-      const q = lex.get(hashRange(text, k + 1, partEnd));
+      const q = lookup(lex, hashRange(text, k + 1, partEnd));
       if (q !== undefined) return q;
     }
     partEnd = k;
@@ -341,9 +360,21 @@ export function polarityBefore(text: string, start: number, width: number, lex: 
       continue;
     }
     const we = j;
-    while (j > limit && isContextWordCode(text.charCodeAt(j - 1))) j--;
-    let p = polarityOfRange(text, j, we, lex);
-    if (p > 0 && NUMBER_WORDS.has(hashRange(text, j, we))) {
+    // The word is read once, backwards: hashStep's hash is the sum of each folded character times 31 to the power
+    // of the characters after it (mod 2^32), so it can be summed from the end.
+    let h = 0;
+    let power = 1;
+    let snake = false;
+    while (j > limit) {
+      const d = text.charCodeAt(j - 1);
+      if (!isContextWordCode(d)) break;
+      if (d === 95) snake = true;
+      h = (h + Math.imul(foldCase(d), power)) | 0;
+      power = Math.imul(power, 31);
+      j--;
+    }
+    let p = polarityOfHashed(text, j, we, h, snake, lex);
+    if (p > 0 && NUMBER_WORDS.has(h)) {
       return previousWordPolarity(text, j, limit, lex) < 0 ? -1 : p;
     }
     // Another script at either end of the word (`IPは`, `请致电`, `カード番号`): look at its parts.
@@ -368,13 +399,13 @@ function polarityOfScripts(text: string, s: number, e: number, lex: Lexicon): nu
     while (segStart > s && isLatinWordCode(text.charCodeAt(segStart - 1)) === latin) segStart--;
     if (latin || !isCjkCode(text.charCodeAt(segEnd - 1))) {
       if (segStart > s || segEnd < e) {
-        const p = lex.get(hashRange(text, segStart, segEnd));
+        const p = lookup(lex, hashRange(text, segStart, segEnd));
         if (p !== undefined) return p;
       }
     } else {
       for (let q = segEnd; q > segStart + 1 && segEnd - q < 8; q--) {
         for (let len = 2; len <= 4 && q - len >= segStart; len++) {
-          const p = lex.get(hashRange(text, q - len, q));
+          const p = lookup(lex, hashRange(text, q - len, q));
           if (p !== undefined) return p;
         }
       }
@@ -423,6 +454,11 @@ export interface CsvHeader {
 }
 
 const DELIMITERS = [44, 59, 9, 124]; // , ; tab |
+/** DELIMITER_INDEX[c] is the index of c in DELIMITERS, or -1 (c < 128). */
+const DELIMITER_INDEX = new Int8Array(128).fill(-1);
+DELIMITERS.forEach((d, k) => {
+  DELIMITER_INDEX[d] = k;
+});
 
 /**
  * Finds the text's first line and the delimiters (`,` `;` tab `|`) it uses as a header would: short cells, few
@@ -503,8 +539,9 @@ function moveCursor(text: string, cursor: RowCursor, start: number): boolean {
       cursor.quoted = false;
       cursor.counts.fill(0);
     } else if (c === 34) cursor.quoted = !cursor.quoted;
-    else if (!cursor.quoted) {
-      for (let k = 0; k < DELIMITERS.length; k++) if (c === DELIMITERS[k]) cursor.counts[k]++;
+    else if (c < 128 && !cursor.quoted) {
+      const k = DELIMITER_INDEX[c];
+      if (k >= 0) cursor.counts[k]++;
     }
   }
   cursor.pos = start;

@@ -89,6 +89,9 @@ const BARE_TLDS = new Set([
   'ai',
 ]);
 
+/** The longest of BARE_TLDS. */
+const MAX_BARE_TLD = Math.max(...[...BARE_TLDS].map((tld) => tld.length));
+
 const SECOND_LEVEL = new Set(['co', 'com', 'org', 'net', 'ac', 'gov', 'edu', 'ne', 'or', 'gob', 'nic']);
 
 /**
@@ -147,6 +150,10 @@ export function scanSchemeUrl(st: ScanState, colon: number): number {
   return -1;
 }
 
+function isAsciiLetter(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+}
+
 /**
  * Tries a scheme-less host name starting at the word [i, …): `www.` names, or two or more labels ending in a
  * common top-level domain (microsoft.com, example.co.il), optionally with a path. Returns the URL's end, or -1.
@@ -172,6 +179,9 @@ export function scanBareHost(st: ScanState, i: number): number {
   }
   const www = t.startsWith('www.', i) || t.startsWith('WWW.', i);
   if (labels < (www ? 3 : 2)) return -1;
+  // Every bare TLD starts with a letter and is two to MAX_BARE_TLD long: decimals, versions and addresses (954.15,
+  // 10.0.0.1) and most dotted names (oscar.wittingbalistreri@…) end here.
+  if (!www && (!isAsciiLetter(t.charCodeAt(lastStart)) || j - lastStart < 2 || j - lastStart > MAX_BARE_TLD)) return -1;
   const tld = t.slice(lastStart, j).toLowerCase();
   if (!www && !BARE_TLDS.has(tld)) return -1;
   const after = j < t.length ? t.charCodeAt(j) : 32;
