@@ -1,0 +1,14 @@
+import type { App } from '@keel/core';
+import type { RuntimeContext } from '../runtime/runtime-context.ts';
+import { createToolRuntime, type ToolRuntime } from './tool-runtime.ts';
+import { registerToolServerRoutes } from './toolserver-routes.ts';
+import { serverExists } from './toolserver-service.ts';
+
+/** Builds the tool runtime, registers the tool-server routes and plugs the registry into the runtime's extensions. */
+export async function registerToolServers(app: App, rt: RuntimeContext): Promise<ToolRuntime> {
+  const tools = await createToolRuntime(rt);
+  registerToolServerRoutes(app, tools);
+  rt.extensions.toolServers = { exists: (realmId, serverId) => serverExists(tools, realmId, serverId) };
+  app.addHook('onClose', async () => tools.close());
+  return tools;
+}
