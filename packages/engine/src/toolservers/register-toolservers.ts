@@ -1,5 +1,7 @@
 import type { App } from '@keel/core';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
+import { flushPendingTraces, subscribeRuleChanges } from './tool-execution-service.ts';
+import { registerToolRoutingRoutes } from './tool-routing-routes.ts';
 import { createToolRuntime, type ToolRuntime } from './tool-runtime.ts';
 import { registerToolServerRoutes } from './toolserver-routes.ts';
 import { serverExists } from './toolserver-service.ts';
@@ -8,7 +10,12 @@ import { serverExists } from './toolserver-service.ts';
 export async function registerToolServers(app: App, rt: RuntimeContext): Promise<ToolRuntime> {
   const tools = await createToolRuntime(rt);
   registerToolServerRoutes(app, tools);
+  registerToolRoutingRoutes(app, tools);
+  await subscribeRuleChanges(tools);
   rt.extensions.toolServers = { exists: (realmId, serverId) => serverExists(tools, realmId, serverId) };
-  app.addHook('onClose', async () => tools.close());
+  app.addHook('onClose', async () => {
+    await flushPendingTraces(tools);
+    await tools.close();
+  });
   return tools;
 }

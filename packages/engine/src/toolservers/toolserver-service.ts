@@ -373,6 +373,7 @@ export async function registerServer(tools: ToolRuntime, principal: RuntimePrinc
       throw RuntimeErrors.nameTaken(`A tool server named ${input.name} exists in this realm`);
     throw error;
   });
+  await tools.rt.realms.invalidate(realmId);
   const view = await getServer(tools, principal, id);
   if (!input.auto_discover) return { ...view, discovery: null };
   const discovery = await discoverServer(tools, principal, id).catch((error) => {
@@ -456,6 +457,7 @@ export async function updateToolServer(
     throw error;
   });
   await tools.connector.drop(row.id);
+  await tools.rt.realms.invalidate(realmId);
   return getServer(tools, principal, row.id);
 }
 
@@ -519,6 +521,7 @@ export async function deleteServer(tools: ToolRuntime, principal: RuntimePrincip
     throw RuntimeErrors.inUse(`Tool server ${row.id} is named by a routing rule: change the rule first`);
   await inTransaction(tools.rt.engine, (trx) => deleteServerRow(trx, row.id));
   await tools.connector.drop(row.id);
+  await tools.rt.realms.invalidate(realmId);
   tools.stats.forget(row.id);
 }
 
@@ -547,6 +550,7 @@ export async function toggleServer(
     updateServer(trx, row.id, { is_active: next, updated_at: nowIso(tools.rt) }),
   );
   await tools.connector.drop(row.id);
+  await tools.rt.realms.invalidate(realmId);
   return getServer(tools, principal, row.id);
 }
 
@@ -657,6 +661,7 @@ export async function updateProfile(tools: ToolRuntime, principal: RuntimePrinci
     }),
   );
   await tools.connector.drop(row.id);
+  await tools.rt.realms.invalidate(realmId);
   return getServer(tools, principal, row.id);
 }
 
@@ -702,6 +707,7 @@ export async function rollbackCredential(tools: ToolRuntime, principal: RuntimeP
     await updateServer(trx, row.id, { active_credential_version: version, updated_at: now });
   });
   await tools.connector.drop(row.id);
+  await tools.rt.realms.invalidate(realmId);
   return listCredentials(tools, principal, row.id);
 }
 
@@ -882,6 +888,7 @@ export async function discoverServer(tools: ToolRuntime, principal: RuntimePrinc
     await replaceResources(trx, row.id, resources);
     await updateServer(trx, row.id, { discovered_at: now, updated_at: now });
   });
+  await tools.rt.realms.invalidate(realmId);
   return {
     ok: true as const,
     server_id: row.id,
@@ -959,6 +966,7 @@ export async function reviewTool(
       updated_at: now,
     }),
   );
+  await tools.rt.realms.invalidate(realmId);
   return toToolView({
     ...row,
     review_status: status,

@@ -9,6 +9,7 @@ import type {
   ToolServerCredentialTable,
   ToolServerResourceTable,
   ToolServerTable,
+  ToolSessionContextTable,
 } from './toolserver-tables.ts';
 
 export type ServerRow = Selectable<ToolServerTable>;
@@ -387,4 +388,52 @@ export function listTraceRows(
 
 export async function deleteTracesBefore(db: Executor<EngineDb>, before: string): Promise<void> {
   await db.deleteFrom('tool_route_trace').where('created_at', '<', before).execute();
+}
+
+/** The realm's enabled tools (listed, contract passing, approved), bounded (intent resolution). */
+export function listRealmEnabledTools(db: Executor<EngineDb>, realmId: string): Promise<ToolRow[]> {
+  return db
+    .selectFrom('discovered_tool')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('removed_at', 'is', null)
+    .where('contract_status', '=', 'passing')
+    .where('review_status', '=', 'approved')
+    .orderBy('name')
+    .limit(2000)
+    .execute();
+}
+
+// Tool session context -----------------------------------------------------------------------------------------------
+
+export function findSessionContext(
+  db: Executor<EngineDb>,
+  realmId: string,
+  sessionId: string,
+): Promise<Selectable<ToolSessionContextTable> | undefined> {
+  return db
+    .selectFrom('tool_session_context')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('session_id', '=', sessionId)
+    .executeTakeFirst();
+}
+
+/** Inserts or replaces a session's tool context, bumping its version. */
+export async function saveSessionContext(
+  db: Executor<EngineDb>,
+  row: { session_id: string; realm_id: string; context: string; updated_by: string; updated_at: string },
+): Promise<void> {
+  await db
+    .insertInto('tool_session_context')
+    .values({ ...row, version: 1 })
+    .onConflict((oc) =>
+      oc.column('session_id').doUpdateSet((eb) => ({
+        context: eb.ref('excluded.context'),
+        updated_by: eb.ref('excluded.updated_by'),
+        updated_at: eb.ref('excluded.updated_at'),
+        version: eb('tool_session_context.version', '+', 1),
+      })),
+    )
+    .execute();
 }

@@ -115,6 +115,15 @@ export interface ToolRouteTraceTable {
   created_at: Timestamp;
 }
 
+export interface ToolSessionContextTable {
+  session_id: string;
+  realm_id: string;
+  context: unknown;
+  version: number;
+  updated_by: string;
+  updated_at: Timestamp;
+}
+
 declare module '../db/schema.ts' {
   interface EngineDb {
     tool_server: ToolServerTable;
@@ -124,5 +133,6 @@ declare module '../db/schema.ts' {
     tool_proposal: ToolProposalTable;
     tool_routing_rule: ToolRoutingRuleTable;
     tool_route_trace: ToolRouteTraceTable;
+    tool_session_context: ToolSessionContextTable;
   }
 }

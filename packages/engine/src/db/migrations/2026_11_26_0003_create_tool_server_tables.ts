@@ -170,11 +170,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', t.timestamp, (c) => c.notNull())
     .addPrimaryKeyConstraint('tool_route_trace_pk', ['realm_id', 'trace_id', 'seq'])
     .execute();
+  // Tool session context: a store of its own, beside the session's typed state and messages.
+  await db.schema
+    .createTable('tool_session_context')
+    .addColumn('session_id', id, (c) => c.primaryKey())
+    .addColumn('realm_id', id, (c) => c.notNull())
+    .addColumn('context', t.json, (c) => c.notNull())
+    .addColumn('version', 'integer', (c) => c.notNull())
+    .addColumn('updated_by', id, (c) => c.notNull())
+    .addColumn('updated_at', t.timestamp, (c) => c.notNull())
+    .execute();
+
   await db.schema.createIndex('tool_route_trace_created').on('tool_route_trace').column('created_at').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
+    'tool_session_context',
     'tool_route_trace',
     'tool_routing_rule',
     'tool_proposal',
