@@ -198,6 +198,57 @@ export async function putAgentConfig(
   return getAgentConfig(rt, principal, agent.id);
 }
 
+/** Agents attach at most this many tool servers (the same bound as `allowed_mcp_servers` in the configuration). */
+export const MAX_ATTACHED_SERVERS = 50;
+
+/**
+ * Attaches (`attach: true`) or detaches a registered tool server of the realm; an agent never configured gets a
+ * configuration with defaults and the one server. Attaching twice is a no-op; detaching a server that is not
+ * attached is a 404, like an unknown or foreign id.
+ */
+export async function setServerAttachment(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  agentId: string,
+  serverId: string,
+  attach: boolean,
+) {
+  const realmId = requirePermission(principal, 'config:write');
+  const agent = await loadAgentRow(rt.db, realmId, agentId);
+  if (!agent) throw RuntimeErrors.notFound('Agent', agentId);
+  const id = serverId.toLowerCase();
+  const current = agent.allowed_mcp_servers == null ? [] : fromJsonColumn<string[]>(agent.allowed_mcp_servers);
+  if (attach && !(await rt.extensions.toolServers?.exists(realmId, id)))
+    throw RuntimeErrors.notFound('Tool server', id);
+  if (!attach && !current.includes(id)) throw RuntimeErrors.notFound('Attached tool server', id);
+  if (attach && current.includes(id)) return getAgentConfig(rt, principal, agent.id);
+  if (attach && current.length >= MAX_ATTACHED_SERVERS)
+    throw RuntimeErrors.limit(`An agent attaches at most ${MAX_ATTACHED_SERVERS} tool servers`);
+  const next = attach ? [...current, id] : current.filter((s) => s !== id);
+  const now = nowIso(rt);
+  const servers = JSON.stringify(next);
+  await rt.db
+    .insertInto('agent_config')
+    .values({
+      agent_id: agent.id,
+      realm_id: realmId,
+      system_prompt_id: null,
+      ai_provider_id: null,
+      default_flow_id: null,
+      allowed_mcp_servers: servers,
+      metadata: null,
+      settings: '{}',
+      profile: null,
+      is_default: false,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column('agent_id').doUpdateSet({ allowed_mcp_servers: servers, updated_at: now }))
+    .execute();
+  await rt.realms.invalidate(realmId);
+  return getAgentConfig(rt, principal, agent.id);
+}
+
 interface ProfileEntry {
   agentId: string;
   profile: AgentProfile | null;
