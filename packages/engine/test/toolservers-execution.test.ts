@@ -150,6 +150,54 @@ for (const target of testDatabaseTargets()) {
       assert.equal(foreignTrace.status, 404);
     });
 
+    test('agent mcp-servers attach and detach bound what its sessions reach', async (t) => {
+      const engine = await shared.fresh();
+      const s = await twoServers(engine, t);
+      const session = await sessionFor(engine, engine.a, []);
+      const body = {
+        session_id: session.sessionId,
+        resume_token: session.resumeToken,
+        tool_name: 'lookup_stock',
+        arguments: { sku: 'Q' },
+      };
+      assert.equal((await execute(engine, engine.a, body)).status, 409);
+      const attach = await engine.call('POST', `/api/v1/runtime/agents/${session.agentId}/mcp-servers`, {
+        token: engine.a.token,
+        body: { server_id: s.idA },
+      });
+      assert.equal(attach.status, 200, JSON.stringify(attach.body));
+      assert.deepEqual(attach.body.allowed_mcp_servers, [s.idA]);
+      const again = await engine.call('POST', `/api/v1/runtime/agents/${session.agentId}/mcp-servers`, {
+        token: engine.a.token,
+        body: { server_id: s.idA },
+      });
+      assert.deepEqual(again.body.allowed_mcp_servers, [s.idA]);
+      const ok = await execute(engine, engine.a, body);
+      assert.equal(ok.status, 200);
+      assert.equal(ok.body.mcp_server_id, s.idA);
+      const foreignServer = await startMcpServer(t, { label: 'F' });
+      const foreignId = await registerServer(engine, engine.b, foreignServer);
+      const foreign = await engine.call('POST', `/api/v1/runtime/agents/${session.agentId}/mcp-servers`, {
+        token: engine.a.token,
+        body: { server_id: foreignId },
+      });
+      assert.equal(foreign.status, 404);
+      const detach = await engine.call('DELETE', `/api/v1/runtime/agents/${session.agentId}/mcp-servers/${s.idA}`, {
+        token: engine.a.token,
+      });
+      assert.equal(detach.status, 200);
+      assert.deepEqual(detach.body.allowed_mcp_servers, []);
+      assert.equal((await execute(engine, engine.a, body)).status, 409);
+      const notAttached = await engine.call(
+        'DELETE',
+        `/api/v1/runtime/agents/${session.agentId}/mcp-servers/${s.idB}`,
+        {
+          token: engine.a.token,
+        },
+      );
+      assert.equal(notAttached.status, 404);
+    });
+
     test('fail closed: unknown tool, unapproved tool, undeclared or invalid arguments, high-impact direct calls', async (t) => {
       const engine = await shared.fresh();
       const a = await startMcpServer(t, { label: 'A', tools: [...defaultTools(), reserveTool, deleteTool] });
