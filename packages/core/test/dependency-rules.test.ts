@@ -150,6 +150,7 @@ const STORE_BACKED_SERVICES = [
   'engine/src/catalog/order-service.ts',
   'engine/src/sessions/session-data-service.ts',
   'engine/src/toolservers/toolserver-service.ts',
+  'engine/src/runtime/usage-service.ts',
 ];
 
 /** Why a service's source runs SQL itself (a query builder call, a `sql` template or kysely value import), or undefined. */
