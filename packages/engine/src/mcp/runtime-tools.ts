@@ -1,5 +1,6 @@
 // The Runtime group of the public tool endpoint: realm-bound tools authenticated with X-Engine-Realm-ID,
 // X-Engine-Access-Key and X-Engine-Secret-Key (a realm service identity's key pair).
+import { createHash } from 'node:crypto';
 import { createError, defineMcpTool, type McpTool } from '@keel/core';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
