@@ -113,7 +113,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Starts an MCP server on 127.0.0.1 (`http`: streamable HTTP at /mcp; `sse`: GET /sse + POST /messages). */
 export async function startMcpServer(
   t: TestContext | undefined,
-  options: { transport?: 'http' | 'sse'; label?: string; tools?: FakeTool[]; keys?: string[] } = {},
+  options: { transport?: 'http' | 'sse'; label?: string; tools?: FakeTool[]; keys?: string[]; port?: number } = {},
 ): Promise<FakeServer> {
   const transport = options.transport ?? 'http';
   const server: FakeServer = {
@@ -214,7 +214,7 @@ export async function startMcpServer(
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => httpServer.listen(options.port ?? 0, '127.0.0.1', resolve));
   const port = (httpServer.address() as AddressInfo).port;
   server.url = transport === 'sse' ? `http://127.0.0.1:${port}/sse` : `http://127.0.0.1:${port}/mcp`;
   server.close = () =>
