@@ -198,6 +198,40 @@ for (const target of testDatabaseTargets()) {
       assert.equal(notAttached.status, 404);
     });
 
+    test('inside the overlap window after a rotation, a refused new credential falls back to the previous one', async (t) => {
+      const engine = await shared.fresh();
+      const server = await startMcpServer(t, { label: 'K', keys: ['old-key-0000000001', 'new-key-0000000002'] });
+      const created = await engine.call('POST', '/api/v1/runtime/mcp/servers', {
+        token: engine.a.token,
+        body: { name: 'rotating', url: server.url, api_key: 'old-key-0000000001', auto_discover: true },
+      });
+      assert.equal(created.status, 201);
+      const rotated = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${created.body.id}`, {
+        token: engine.a.token,
+        body: { name: 'rotating', url: server.url, api_key: 'new-key-0000000002' },
+      });
+      assert.equal(rotated.status, 200);
+      // The server's rollout of the new key is undone: calls still succeed with the previous version.
+      server.state.keys.delete('new-key-0000000002');
+      const ok = await execute(engine, engine.a, { tool_name: 'lookup_stock', arguments: { sku: 'R' } });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      // After the window the previous version is no longer used.
+      engine.advance(16 * 60 * 1000);
+      const token = (await engine.exchange(engine.a.accessKey, engine.a.secretKey)).body.access_token;
+      await engine.call('PATCH', `/api/v1/runtime/mcp/servers/${created.body.id}/toggle`, {
+        token,
+        body: { is_active: true },
+      });
+      const refused = await execute(
+        engine,
+        { ...engine.a, token },
+        { tool_name: 'lookup_stock', arguments: { sku: 'R' } },
+      );
+      assert.equal(refused.status, 502);
+      assert.equal(refused.body.error.message.includes('AUTH'), true);
+      assert.ok(!JSON.stringify(refused.body).includes('key-000'));
+    });
+
     test('fail closed: unknown tool, unapproved tool, undeclared or invalid arguments, high-impact direct calls', async (t) => {
       const engine = await shared.fresh();
       const a = await startMcpServer(t, { label: 'A', tools: [...defaultTools(), reserveTool, deleteTool] });

@@ -224,6 +224,63 @@ for (const target of testDatabaseTargets()) {
       assert.equal(get.body.health.last_error_code, 'TOOL_SERVER_AUTH_FAILED');
     });
 
+    test('profile: bearer and customer-managed credential reference authenticate; egress allowlist bounds the host', async (t) => {
+      const engine = await shared.fresh();
+      const upstream = await startMcpServer(t, { keys: ['bearer-secret-00001', 'customer-managed-0001'] });
+      const created = await register(engine, engine.a, { url: upstream.url, api_key: 'bearer-secret-00001' });
+      const id = created.body.id;
+      const bearer = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}/profile`, {
+        token: engine.a.token,
+        body: {
+          auth: { type: 'bearer' },
+          egress: { allowed_hosts: ['127.0.0.1'] },
+          region: 'eu',
+          data_handling: ['no_retention'],
+        },
+      });
+      assert.equal(bearer.status, 200, JSON.stringify(bearer.body));
+      assert.equal(bearer.body.profile.auth.type, 'bearer');
+      assert.equal(
+        (await engine.call('POST', `/api/v1/runtime/mcp/servers/${id}/test`, { token: engine.a.token })).body.ok,
+        true,
+      );
+      process.env.KEEL_TOOL_CREDENTIAL_SHOP_TOOLS = 'customer-managed-0001';
+      t.after(() => delete process.env.KEEL_TOOL_CREDENTIAL_SHOP_TOOLS);
+      const ref = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}/profile`, {
+        token: engine.a.token,
+        body: { auth: { type: 'credential_ref' }, credential_ref: 'SHOP_TOOLS' },
+      });
+      assert.equal(ref.status, 200, JSON.stringify(ref.body));
+      assert.equal(
+        (await engine.call('POST', `/api/v1/runtime/mcp/servers/${id}/test`, { token: engine.a.token })).body.ok,
+        true,
+      );
+      const missingRef = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}/profile`, {
+        token: engine.a.token,
+        body: { auth: { type: 'credential_ref' }, credential_ref: 'NOT_SET' },
+      });
+      assert.equal(missingRef.status, 200);
+      const failed = await engine.call('POST', `/api/v1/runtime/mcp/servers/${id}/test`, { token: engine.a.token });
+      assert.equal(failed.body.ok, false);
+      assert.equal(failed.body.error.code, 'TOOL_SERVER_CREDENTIAL_MISSING');
+      // An allowlist that does not name the server's host is refused; so is a URL change to another host.
+      const other = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}/profile`, {
+        token: engine.a.token,
+        body: { egress: { allowed_hosts: ['tools.example.com'] } },
+      });
+      assert.equal(other.status, 400);
+      const moved = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}`, {
+        token: engine.a.token,
+        body: { name: created.body.name, url: upstream.url.replace('127.0.0.1', 'localhost') },
+      });
+      assert.equal(moved.status, 400);
+      const stdio = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}/profile`, {
+        token: engine.a.token,
+        body: { transport: 'stdio' },
+      });
+      assert.equal(stdio.status, 400);
+    });
+
     test('bad input: stdio, unsupported type, private URL policy, duplicate name; delete only when unused', async (t) => {
       const engine = await shared.fresh();
       const stdio = await register(engine, engine.a, { url: 'http://127.0.0.1:1/mcp', type: 'stdio' });

@@ -23,7 +23,7 @@ import {
 import { argumentProblems, type Impact } from './tool-contract.ts';
 import type { ToolRuntime } from './tool-runtime.ts';
 import { ToolErrors } from './toolserver-errors.ts';
-import { activeEndpoint, isToolEnabled, loadRuleSet } from './toolserver-service.ts';
+import { activeEndpoint, isToolEnabled, loadRuleSet, overlapEndpoint } from './toolserver-service.ts';
 import {
   countRules,
   deleteRule,
@@ -61,6 +61,8 @@ interface Offer {
   server: ServerRow;
   tool: ToolRow;
   endpoint: ServerEndpoint;
+  /** The credential replaced by the last rotation, usable until its overlap window ends. */
+  previous: { endpoint: ServerEndpoint; until: number } | undefined;
 }
 
 /** Who may reach which servers for this call. */
@@ -122,7 +124,13 @@ async function offersOf(tools: ToolRuntime, realmId: string, toolName: string): 
     const offers: Offer[] = [];
     for (const tool of rows) {
       const server = servers.get(tool.server_id);
-      if (server) offers.push({ server, tool, endpoint: await activeEndpoint(tools, server) });
+      if (server)
+        offers.push({
+          server,
+          tool,
+          endpoint: await activeEndpoint(tools, server),
+          previous: await overlapEndpoint(tools, server),
+        });
     }
     return offers;
   });
@@ -275,16 +283,27 @@ async function callOne(
   timeoutMs: number,
   idempotencyKey: string | undefined,
 ) {
-  const result = await tools.connector.use(offer.endpoint, (client) =>
-    client.callTool(
-      {
-        name,
-        arguments: args,
-        ...(idempotencyKey ? { _meta: { 'io.keel/idempotency-key': idempotencyKey } } : {}),
-      },
-      { signal, timeout: timeoutMs } as never,
-    ),
-  );
+  const send = (endpoint: ServerEndpoint) =>
+    tools.connector.use(endpoint, (client) =>
+      client.callTool(
+        {
+          name,
+          arguments: args,
+          ...(idempotencyKey ? { _meta: { 'io.keel/idempotency-key': idempotencyKey } } : {}),
+        },
+        { signal, timeout: timeoutMs } as never,
+      ),
+    );
+  let result: Awaited<ReturnType<typeof send>>;
+  try {
+    result = await send(offer.endpoint);
+  } catch (error) {
+    // Inside the overlap window after a rotation, a refused new credential falls back to the previous one once.
+    const previous = offer.previous;
+    if (!(error instanceof ToolCallError && error.authFailure && previous && previous.until > tools.rt.clock()))
+      throw error;
+    result = await send(previous.endpoint);
+  }
   const view = toolResultView(result as never);
   if (Buffer.byteLength(JSON.stringify(view)) > EXECUTION_LIMITS.resultBytes)
     throw new ToolCallError('TOOL_RESULT_TOO_LARGE', 'the result exceeds 1 MiB');

@@ -292,6 +292,30 @@ export async function activeEndpoint(tools: ToolRuntime, row: ServerRow): Promis
   return endpointOf(tools, row, credential);
 }
 
+/**
+ * The endpoint of the version replaced by the last rotation while its overlap window lasts (calls fall back to it
+ * when the active credential is refused), with the window's end; undefined otherwise.
+ */
+export async function overlapEndpoint(
+  tools: ToolRuntime,
+  row: ServerRow,
+): Promise<{ endpoint: ServerEndpoint; until: number } | undefined> {
+  if (row.active_credential_version === null) return undefined;
+  const now = tools.rt.clock();
+  const previous = (await listCredentialRows(tools.rt.db, row.id)).find(
+    (c) =>
+      c.status === 'previous' &&
+      c.secret_sealed !== null &&
+      c.overlap_until !== null &&
+      Date.parse(toIsoString(c.overlap_until)) > now,
+  );
+  if (!previous?.overlap_until) return undefined;
+  return {
+    endpoint: endpointOf(tools, authForKey(row), previous),
+    until: Date.parse(toIsoString(previous.overlap_until)),
+  };
+}
+
 function failureOf(error: unknown): { code: string; message: string; authFailure: boolean } {
   if (error instanceof ToolCallError)
     return { code: error.code, message: safeFailureMessage(error.message), authFailure: error.authFailure };
