@@ -56,8 +56,9 @@ const ms = (n: number) => `${n.toFixed(3)} ms`;
 
 try {
   const { boot } = engine;
-  const token = (await rest('POST', '/api/v1/auth/token', undefined, { access_key: boot.accessKey, secret_key: boot.secretKey }))
-    .access_token as string;
+  const token = (
+    await rest('POST', '/api/v1/auth/token', undefined, { access_key: boot.accessKey, secret_key: boot.secretKey })
+  ).access_token as string;
   const registered = await rest('POST', '/api/v1/runtime/mcp/servers', token, {
     name: 'bench-server',
     url: serverUrl,
@@ -94,7 +95,8 @@ try {
     })) as { isError?: boolean; content: { text: string }[] };
     if (result.isError) throw new Error(result.content[0]?.text);
   };
-  const callRest = () => rest('POST', '/api/v1/runtime/mcp/tools/execute', token, { tool_name: 'lookup_stock', arguments: args });
+  const callRest = () =>
+    rest('POST', '/api/v1/runtime/mcp/tools/execute', token, { tool_name: 'lookup_stock', arguments: args });
 
   for (let i = 0; i < WARMUP; i++) {
     await callDirect();
@@ -127,7 +129,8 @@ try {
   await direct.close();
   await viaEngine.close();
 
-  const stat = (pick: (r: (typeof rounds)[number]) => number[], p: number) => median(rounds.map((r) => percentile(pick(r), p)));
+  const stat = (pick: (r: (typeof rounds)[number]) => number[], p: number) =>
+    median(rounds.map((r) => percentile(pick(r), p)));
   const row = (name: string, pick: (r: (typeof rounds)[number]) => number[]) =>
     `| ${name} | ${ms(stat(pick, 50))} | ${ms(stat(pick, 99))} |`;
   const overheadP50 = stat((r) => r.mcp, 50) - stat((r) => r.direct, 50);

@@ -158,6 +158,28 @@ for (const target of testDatabaseTargets()) {
       assert.equal(wrong.status, 401);
     });
 
+    test('a revoked key pair stops working on the tool endpoint at once', async () => {
+      const engine = await shared.fresh();
+      const url = await mcpUrl(engine);
+      const pair = await engine.call('POST', '/api/v1/auth/keys', { token: engine.a.token, body: { name: 'mcp' } });
+      assert.equal(pair.status, 201, JSON.stringify(pair.body));
+      const headers = {
+        'x-engine-realm-id': engine.a.realmId,
+        'x-engine-access-key': pair.body.access_key,
+        'x-engine-secret-key': pair.body.secret_key,
+      };
+      const list = () =>
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+        });
+      assert.equal((await list()).status, 200);
+      const revoked = await engine.call('DELETE', `/api/v1/auth/keys/${pair.body.key_id}`, { token: engine.a.token });
+      assert.equal(revoked.status, 200);
+      assert.equal((await list()).status, 401);
+    });
+
     test('merchant keys keep working for the catalog groups on the same endpoint and never see the Runtime group', async (t) => {
       const engine = await shared.fresh();
       const url = await mcpUrl(engine);

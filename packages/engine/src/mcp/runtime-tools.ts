@@ -67,10 +67,48 @@ export async function authenticateRealmCaller(
   if (!realmId && !accessKey && !secretKey) return undefined;
   if (!realmId || !accessKey || !secretKey || accessKey.length > 128 || secretKey.length > 256)
     throw RuntimeMcpErrors.headersIncomplete();
-  const issued = await exchangeToken(rt, accessKey, secretKey);
-  if (issued.realm_id === null || issued.realm_id !== realmId.toLowerCase()) throw RuntimeMcpErrors.realmMismatch();
-  const principal = await rt.principals.authenticate(`Bearer ${issued.access_token}`);
-  return { kind: 'realm', principal, token: issued.access_token, expiresIn: issued.expires_in };
+  const issued = await issuedToken(rt, accessKey, secretKey);
+  if (issued.realmId === null || issued.realmId !== realmId.toLowerCase()) throw RuntimeMcpErrors.realmMismatch();
+  // The token is verified on every request (signature, expiry, key standing: a revoked key fails at once).
+  const principal = await rt.principals.authenticate(`Bearer ${issued.token}`);
+  const expiresIn = Math.max(0, Math.round((issued.expiresAt - rt.clock()) / 1000));
+  return { kind: 'realm', principal, token: issued.token, expiresIn };
+}
+
+interface IssuedToken {
+  token: string;
+  realmId: string | null;
+  expiresAt: number;
+  reuseUntil: number;
+}
+const issuedTokens = new WeakMap<RuntimeContext, Map<string, IssuedToken>>();
+
+/**
+ * A token for the key pair: a fresh exchange, or one issued to the same pair within the last minute (keyed by the
+ * SHA-256 of the pair, never the secret itself). Reuse is safe because the token's key standing is checked on every
+ * request; a wrong secret is a different key and always goes through the exchange (401).
+ */
+async function issuedToken(rt: RuntimeContext, accessKey: string, secretKey: string): Promise<IssuedToken> {
+  let cache = issuedTokens.get(rt);
+  if (!cache) {
+    cache = new Map();
+    issuedTokens.set(rt, cache);
+  }
+  const key = createHash('sha256').update(`${accessKey}\n${secretKey}`).digest('base64url');
+  const now = rt.clock();
+  const hit = cache.get(key);
+  if (hit && hit.reuseUntil > now) return hit;
+  const exchanged = await exchangeToken(rt, accessKey, secretKey);
+  const lifetimeMs = exchanged.expires_in * 1000;
+  const issued = {
+    token: exchanged.access_token,
+    realmId: exchanged.realm_id,
+    expiresAt: now + lifetimeMs,
+    reuseUntil: now + Math.min(60_000, lifetimeMs / 2),
+  };
+  if (cache.size >= 10_000) cache.clear();
+  cache.set(key, issued);
+  return issued;
 }
 
 /** REST paths `engine_api_request` may reach: the runtime's own routes (never the catalog, token or sign-up routes). */
