@@ -56,6 +56,33 @@ function resumeToken(request: { headers: Record<string, unknown>; body?: unknown
 }
 
 export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
+  /** `tools/route` and `routing/preview` take the same request fields (preview adds a few it records only). */
+  const preview = (request: {
+    body: {
+      realm_id?: string;
+      agent_id?: string;
+      session_id?: string;
+      tool_name?: string;
+      intent?: string;
+      strategy?: 'registry' | 'first_healthy' | 'parallel';
+    };
+    headers: Record<string, unknown>;
+    id: string;
+  }) =>
+    previewRoute(
+      tools,
+      principalOf(request as never),
+      {
+        realm_id: request.body.realm_id,
+        intent: request.body.intent,
+        strategy: request.body.strategy,
+        tool_name: request.body.tool_name ?? '',
+        sessionId: request.body.session_id,
+        agentId: request.body.agent_id,
+        resumeToken: resumeToken(request),
+      },
+      request.id,
+    );
   app.post(
     '/api/v1/runtime/mcp/tools/execute',
     {
@@ -169,19 +196,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
       },
       config: runtimeConfig,
     },
-    async (request) =>
-      previewRoute(
-        tools,
-        principalOf(request),
-        {
-          ...request.body,
-          tool_name: request.body.tool_name ?? '',
-          sessionId: request.body.session_id,
-          agentId: request.body.agent_id,
-          resumeToken: resumeToken(request),
-        },
-        request.id,
-      ),
+    async (request) => preview(request),
   );
   app.post(
     '/api/v1/runtime/mcp/routing/preview',
@@ -190,7 +205,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
         ...base,
         summary: 'Resolve a route without executing',
         description:
-          "As `tools/route`, with the preview request fields: `realm_id` (must be the token's), `agent_id` (bounds the route to its attached servers), `session_id`, `intent`, `tool_name`; `flow_id`, `messages` and `context` are accepted and recorded for the flow engine but do not change a tool route.",
+          "As `tools/route`, with the preview request fields: `realm_id` (must be the token's), `agent_id` (bounds the route to its attached servers), `session_id`, `intent`, `tool_name`; `flow_id`, `messages` and `context` are accepted (bounded) but do not change a tool route: flows are routed by the flow engine.",
         body: Type.Object(
           {
             realm_id: Type.Optional(Uuid()),
@@ -208,20 +223,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
       },
       config: runtimeConfig,
     },
-    async (request) =>
-      previewRoute(
-        tools,
-        principalOf(request),
-        {
-          realm_id: request.body.realm_id,
-          intent: request.body.intent,
-          tool_name: request.body.tool_name ?? '',
-          sessionId: request.body.session_id,
-          agentId: request.body.agent_id,
-          resumeToken: resumeToken(request),
-        },
-        request.id,
-      ),
+    async (request) => preview(request),
   );
   app.post(
     '/api/v1/runtime/mcp/proxy',
