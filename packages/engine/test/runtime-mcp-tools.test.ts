@@ -59,7 +59,7 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 
 for (const target of testDatabaseTargets()) {
   describe(`public MCP endpoint: Runtime group (${target.dialect})`, () => {
-    const shared = sharedRuntime(target);
+    const shared = sharedRuntime(target, { env: { ENGINE_TOOL_PROBE_INTERVAL_SECONDS: '0' } });
 
     test('realm credentials list and run the Runtime group through a real MCP client', async (t) => {
       const engine = await shared.fresh();

@@ -87,7 +87,7 @@ const execute = (engine: RuntimeUnderTest, realm: Realm, body: Record<string, un
 
 for (const target of testDatabaseTargets()) {
   describe(`tool execution and routing (${target.dialect})`, () => {
-    const shared = sharedRuntime(target);
+    const shared = sharedRuntime(target, { env: { ENGINE_TOOL_PROBE_INTERVAL_SECONDS: '0' } });
 
     test('a session reaches only the servers attached to its agent; results come back through the SDK client', async (t) => {
       const engine = await shared.fresh();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { waitUntil } from '@keel/core/testing';
 import { defaultTools, startMcpServer } from './mcp-servers.ts';
 import { type Realm, type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
 
@@ -28,7 +29,7 @@ async function toolsOf(engine: RuntimeUnderTest, realm: Realm, serverId: string)
 
 for (const target of testDatabaseTargets()) {
   describe(`tool-server registry (${target.dialect})`, () => {
-    const shared = sharedRuntime(target);
+    const shared = sharedRuntime(target, { env: { ENGINE_TOOL_PROBE_INTERVAL_SECONDS: '0' } });
 
     test('register with auto_discover: read-only tools enabled, write tools gated by review; secrets never shown', async (t) => {
       const engine = await shared.fresh();
@@ -356,6 +357,27 @@ for (const target of testDatabaseTargets()) {
         token: engine.b.token,
       });
       assert.equal(listed.body.data.length, 0);
+    });
+  });
+}
+
+for (const target of testDatabaseTargets()) {
+  describe(`tool-server background prober (${target.dialect})`, () => {
+    const shared = sharedRuntime(target, { env: { ENGINE_TOOL_PROBE_INTERVAL_SECONDS: '1' } });
+
+    test('active servers are probed in the background: health is recorded, an outage is seen, disabled servers are left alone', async (t) => {
+      const engine = await shared.fresh();
+      const upstream = await startMcpServer(t);
+      const live = await register(engine, engine.a, { url: upstream.url });
+      const idle = await register(engine, engine.a, { url: upstream.url, is_active: false });
+      const read = async (id: string) =>
+        (await engine.call('GET', `/api/v1/runtime/mcp/servers/${id}`, { token: engine.a.token })).body;
+      await waitUntil(async () => (await read(live.body.id)).health.last_probe_ok === true, 15_000);
+      assert.ok((await read(live.body.id)).negotiated.capabilities.tools);
+      await upstream.close();
+      await waitUntil(async () => (await read(live.body.id)).health.last_probe_ok === false, 15_000);
+      assert.equal((await read(live.body.id)).health.last_error_code, 'TOOL_SERVER_UNREACHABLE');
+      assert.equal((await read(idle.body.id)).health.last_probe_at, null);
     });
   });
 }

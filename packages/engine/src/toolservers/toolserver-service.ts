@@ -55,6 +55,7 @@ import {
   listRuleRows,
   listServerResources,
   listServerRows,
+  listServersDueForProbe,
   listServerTools,
   listToolPage,
   nextCredentialVersion,
@@ -643,6 +644,25 @@ export async function probeRow(tools: ToolRuntime, row: ServerRow) {
     error: check.ok ? null : { code: check.code, message: check.message },
     health: { status: view.health, error_rate: view.error_rate, latency_ms: view.latency_ms, samples: view.samples },
   };
+}
+
+/**
+ * One round of the background prober: every active server (all realms) not probed within the interval is probed,
+ * at most 4 at a time and 500 per round, so a server marked unhealthy that gets no traffic recovers once it answers.
+ * Answers how many servers were probed.
+ */
+export async function probeDueServers(tools: ToolRuntime, intervalMs: number): Promise<number> {
+  const before = new Date(tools.rt.clock() - intervalMs).toISOString();
+  let afterId = '';
+  let probed = 0;
+  while (probed < 500) {
+    const rows = await listServersDueForProbe(tools.rt.db, { before, afterId, limit: 100 });
+    if (rows.length === 0) break;
+    for (let i = 0; i < rows.length; i += 4) await Promise.all(rows.slice(i, i + 4).map((row) => probeRow(tools, row)));
+    probed += rows.length;
+    afterId = rows.at(-1)!.id;
+  }
+  return probed;
 }
 
 /** Replaces the profile: transport, authentication profile (secret-free), credential reference, egress, routing attributes. */

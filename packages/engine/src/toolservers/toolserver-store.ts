@@ -50,6 +50,22 @@ export function listServerRows(
     .execute();
 }
 
+/** Active servers of every realm whose last probe is older than `before` (or never), by id after `afterId`. */
+export function listServersDueForProbe(
+  db: Executor<EngineDb>,
+  page: { before: string; afterId: string; limit: number },
+): Promise<ServerRow[]> {
+  return db
+    .selectFrom('tool_server')
+    .selectAll()
+    .where('is_active', '=', true)
+    .where('id', '>', page.afterId)
+    .where((eb) => eb.or([eb('last_probe_at', 'is', null), eb('last_probe_at', '<', page.before)]))
+    .orderBy('id')
+    .limit(page.limit)
+    .execute();
+}
+
 /** Servers of the realm among `ids` (any order). */
 export function findServersByIds(
   db: Executor<EngineDb>,
