@@ -70,7 +70,7 @@ const ServerBody = Type.Object(
     examples: [
       {
         name: 'inventory-tools',
-        url: 'https://tools.example.com/mcp',
+        url: 'https://example.com/mcp',
         type: 'http',
         description: 'Stock and supplier lookups',
         api_key: 'example-tool-server-key',
@@ -118,7 +118,7 @@ const ProfileBody = Type.Object(
       {
         transport: 'streamable_http',
         auth: { type: 'bearer' },
-        egress: { allowed_hosts: ['tools.example.com'] },
+        egress: { allowed_hosts: ['example.com'] },
         region: 'eu',
         data_handling: ['standard', 'no_retention'],
         estimated_cost: 2000,
