@@ -23,6 +23,8 @@ export interface FakeServerState {
   templates: { uriTemplate: string; name: string }[];
   /** Accepted credentials (X-API-Key or bearer); empty = no authentication. */
   keys: Set<string>;
+  /** OAuth clients of the token endpoint `POST /token`: client id → client secret. */
+  oauthClients: Map<string, string>;
   /** Answer every POST with this HTTP status instead of serving it. */
   failStatus: number | null;
   /** Fail only tools/call with this status (initialize and lists still work). */
@@ -124,6 +126,7 @@ export async function startMcpServer(
       resources: [{ uri: 'inventory://warehouses/main', name: 'Main warehouse', text: 'aisle 4' }],
       templates: [{ uriTemplate: 'inventory://skus/{sku}', name: 'SKU record' }],
       keys: new Set(options.keys ?? []),
+      oauthClients: new Map(),
       failStatus: null,
       failCalls: null,
       delayMs: 0,
@@ -137,6 +140,21 @@ export async function startMcpServer(
     const state = server.state;
     const body = req.method === 'POST' ? await readBody(req) : '';
     if (state.delayMs > 0) await sleep(state.delayMs);
+    if (req.method === 'POST' && req.url === '/token') {
+      // OAuth client credentials: the client secret must be one of `oauthClients`; the token becomes an accepted key.
+      const form = new URLSearchParams(body);
+      const secret = state.oauthClients.get(form.get('client_id') ?? '');
+      if (form.get('grant_type') !== 'client_credentials' || !secret || secret !== form.get('client_secret')) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
+        return;
+      }
+      const token = `oauth-${randomUUID()}`;
+      state.keys.add(token);
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ access_token: token, expires_in: 300 }));
+      return;
+    }
     if (!authorized(state, req.headers)) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;

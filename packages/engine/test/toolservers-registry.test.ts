@@ -282,6 +282,36 @@ for (const target of testDatabaseTargets()) {
       assert.equal(stdio.status, 400);
     });
 
+    test('profile: OAuth client credentials fetch a token from the token endpoint and send it as a bearer token', async (t) => {
+      const engine = await shared.fresh();
+      const upstream = await startMcpServer(t, { keys: ['placeholder-key-0001'] });
+      upstream.state.oauthClients.set('keel-engine', 'oauth-client-secret-01');
+      const created = await register(engine, engine.a, { url: upstream.url, api_key: 'oauth-client-secret-01' });
+      const profile = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${created.body.id}/profile`, {
+        token: engine.a.token,
+        body: {
+          auth: {
+            type: 'oauth_client_credentials',
+            token_url: upstream.url.replace('/mcp', '/token'),
+            client_id: 'keel-engine',
+          },
+        },
+      });
+      assert.equal(profile.status, 200, JSON.stringify(profile.body));
+      assert.ok(!JSON.stringify(profile.body).includes('oauth-client-secret'));
+      const ok = await engine.call('POST', `/api/v1/runtime/mcp/servers/${created.body.id}/test`, {
+        token: engine.a.token,
+      });
+      assert.equal(ok.body.ok, true, JSON.stringify(ok.body));
+      upstream.state.oauthClients.set('keel-engine', 'rotated-elsewhere-0001');
+      const refused = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${created.body.id}`, {
+        token: engine.a.token,
+        body: { name: created.body.name, url: upstream.url, api_key: 'wrong-client-secret-1' },
+      });
+      assert.equal(refused.status, 409);
+      assert.equal(refused.body.error.code, 'TOOL_SERVER_CREDENTIAL_TEST_FAILED');
+    });
+
     test('bad input: stdio, unsupported type, private URL policy, duplicate name; delete only when unused', async (t) => {
       const engine = await shared.fresh();
       const stdio = await register(engine, engine.a, { url: 'http://127.0.0.1:1/mcp', type: 'stdio' });
