@@ -1,4 +1,4 @@
-import { type Executor, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
+import { dialectOf, type Executor, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
 import type { EngineDb } from '../db/schema.ts';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { promptExists } from '../prompts/prompt-service.ts';
@@ -7,6 +7,7 @@ import type { ClientCapabilities } from '../runtime/actions.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import { inTransaction } from '../write.ts';
 import { type AgentSettings, effectiveSettings } from './agent-settings.ts';
 
 /** When a request names no agent: the first matching rule by descending priority picks it. */
@@ -214,39 +215,45 @@ export async function setServerAttachment(
   attach: boolean,
 ) {
   const realmId = requirePermission(principal, 'config:write');
-  const agent = await loadAgentRow(rt.db, realmId, agentId);
-  if (!agent) throw RuntimeErrors.notFound('Agent', agentId);
   const id = serverId.toLowerCase();
-  const current = agent.allowed_mcp_servers == null ? [] : fromJsonColumn<string[]>(agent.allowed_mcp_servers);
   if (attach && !(await rt.extensions.toolServers?.exists(realmId, id)))
     throw RuntimeErrors.notFound('Tool server', id);
-  if (!attach && !current.includes(id)) throw RuntimeErrors.notFound('Attached tool server', id);
-  if (attach && current.includes(id)) return getAgentConfig(rt, principal, agent.id);
-  if (attach && current.length >= MAX_ATTACHED_SERVERS)
-    throw RuntimeErrors.limit(`An agent attaches at most ${MAX_ATTACHED_SERVERS} tool servers`);
-  const next = attach ? [...current, id] : current.filter((s) => s !== id);
-  const now = nowIso(rt);
-  const servers = JSON.stringify(next);
-  await rt.db
-    .insertInto('agent_config')
-    .values({
-      agent_id: agent.id,
-      realm_id: realmId,
-      system_prompt_id: null,
-      ai_provider_id: null,
-      default_flow_id: null,
-      allowed_mcp_servers: servers,
-      metadata: null,
-      settings: '{}',
-      profile: null,
-      is_default: false,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.column('agent_id').doUpdateSet({ allowed_mcp_servers: servers, updated_at: now }))
-    .execute();
+  const agentKey = await inTransaction(rt.engine, async (trx) => {
+    // The list is read and written under the agent's row lock (PostgreSQL; SQLite writes are serialised), so two
+    // concurrent attaches both land.
+    if (dialectOf(trx) === 'postgres')
+      await trx.selectFrom('identity').select('id').where('id', '=', agentId.toLowerCase()).forUpdate().execute();
+    const agent = await loadAgentRow(trx, realmId, agentId);
+    if (!agent) throw RuntimeErrors.notFound('Agent', agentId);
+    const current = agent.allowed_mcp_servers == null ? [] : fromJsonColumn<string[]>(agent.allowed_mcp_servers);
+    if (!attach && !current.includes(id)) throw RuntimeErrors.notFound('Attached tool server', id);
+    if (attach && current.includes(id)) return agent.id;
+    if (attach && current.length >= MAX_ATTACHED_SERVERS)
+      throw RuntimeErrors.limit(`An agent attaches at most ${MAX_ATTACHED_SERVERS} tool servers`);
+    const servers = JSON.stringify(attach ? [...current, id] : current.filter((s) => s !== id));
+    const now = nowIso(rt);
+    await trx
+      .insertInto('agent_config')
+      .values({
+        agent_id: agent.id,
+        realm_id: realmId,
+        system_prompt_id: null,
+        ai_provider_id: null,
+        default_flow_id: null,
+        allowed_mcp_servers: servers,
+        metadata: null,
+        settings: '{}',
+        profile: null,
+        is_default: false,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.column('agent_id').doUpdateSet({ allowed_mcp_servers: servers, updated_at: now }))
+      .execute();
+    return agent.id;
+  });
   await rt.realms.invalidate(realmId);
-  return getAgentConfig(rt, principal, agent.id);
+  return getAgentConfig(rt, principal, agentKey);
 }
 
 interface ProfileEntry {
