@@ -196,6 +196,19 @@ for (const target of testDatabaseTargets()) {
         },
       );
       assert.equal(notAttached.status, 404);
+      // Concurrent attaches both land.
+      await Promise.all(
+        [s.idA, s.idB].map((serverId) =>
+          engine.call('POST', `/api/v1/runtime/agents/${session.agentId}/mcp-servers`, {
+            token: engine.a.token,
+            body: { server_id: serverId },
+          }),
+        ),
+      );
+      const config = await engine.call('GET', `/api/v1/runtime/agents/${session.agentId}/config`, {
+        token: engine.a.token,
+      });
+      assert.deepEqual([...config.body.allowed_mcp_servers].sort(), [s.idA, s.idB].sort());
     });
 
     test('inside the overlap window after a rotation, a refused new credential falls back to the previous one', async (t) => {
