@@ -171,7 +171,8 @@ prompts, agents, sessions, knowledge, chat and execute).\n\n${AUTH}\n\n${RUNTIME
   const mcp = await make(
     'engine-mcp',
     `The public tool endpoint (JSON-RPC, Model Context Protocol): \`POST /\` and \`POST /mcp\`. Catalog tools and the merchant commerce
-reference contract, authenticated with a merchant key.\n\n${AUTH}`,
+reference contract, authenticated with a merchant key, and the Runtime group, authenticated with realm credentials (X-Engine-Realm-ID,
+X-Engine-Access-Key, X-Engine-Secret-Key).\n\n${AUTH}`,
     [
       { name: 'mcp', description: 'JSON-RPC tool endpoint' },
       { name: 'system', description: 'Liveness and readiness' },
@@ -205,7 +206,7 @@ reference contract, authenticated with a merchant key.\n\n${AUTH}`,
   registerIngressRoute(webhook, ctx, '/webhooks/procurement', 'procurement');
 
   registerSystemRoutes(mcp, readiness, '', { withJsonReady: false });
-  await registerCatalogMcp(mcp, ctx);
+  await registerCatalogMcp(mcp, ctx, { rt: runtime, rest });
 
   return {
     rest,

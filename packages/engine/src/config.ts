@@ -31,6 +31,8 @@ export interface RuntimeConfig {
   sessionTtlSeconds: number;
   /** Earlier messages of a session sent to the model with each turn. */
   historyMessages: number;
+  /** How often each active tool server is probed in the background (seconds; 0 turns the prober off). */
+  toolProbeIntervalSeconds: number;
 }
 
 function readRuntimeConfig(reader: ConfigReader): RuntimeConfig {
@@ -49,6 +51,7 @@ function readRuntimeConfig(reader: ConfigReader): RuntimeConfig {
     registrationEnabled: reader.bool('ENGINE_REGISTRATION_ENABLED', false),
     sessionTtlSeconds: reader.int('ENGINE_SESSION_TTL_SECONDS', 86_400, { min: 60, max: 2_592_000 }),
     historyMessages: reader.int('ENGINE_CHAT_HISTORY_MESSAGES', 20, { min: 0, max: 200 }),
+    toolProbeIntervalSeconds: reader.int('ENGINE_TOOL_PROBE_INTERVAL_SECONDS', 60, { min: 0, max: 86_400 }),
   };
 }
 

@@ -15,7 +15,7 @@ import {
   Uuid,
 } from '../runtime/http-schemas.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
-import { getAgentConfig, putAgentConfig } from './agent-service.ts';
+import { getAgentConfig, putAgentConfig, setServerAttachment } from './agent-service.ts';
 import { SettingsSchema } from './agent-settings.ts';
 
 const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 20 });
@@ -105,5 +105,48 @@ export function registerAgentRoutes(app: App, rt: RuntimeContext): void {
     },
     async (request) =>
       (await putAgentConfig(rt, principalOf(request), request.params.agentId, request.body as never)) as never,
+  );
+  app.post(
+    '/api/v1/runtime/agents/:agentId/mcp-servers',
+    {
+      schema: {
+        ...base,
+        summary: 'Attach an allowed tool server',
+        description:
+          "Adds a registered tool server of the realm to the agent's `allowed_mcp_servers` (at most 50; attaching twice changes nothing). Only attached servers are reachable from the agent's sessions and flows. Answers the configuration.",
+        body: Type.Object({ server_id: Uuid() }, { examples: [{ server_id: '0194f3a2-7c1d-7abc-8def-0123456789ab' }] }),
+        response: { 200: ConfigRef, ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request) =>
+      (await setServerAttachment(
+        rt,
+        principalOf(request),
+        request.params.agentId,
+        request.body.server_id,
+        true,
+      )) as never,
+  );
+  app.delete(
+    '/api/v1/runtime/agents/:agentId/mcp-servers/:serverId',
+    {
+      schema: {
+        ...base,
+        summary: 'Detach a tool server',
+        description: 'Removes it from `allowed_mcp_servers`; 404 when it is not attached. Answers the configuration.',
+        params: Type.Object({ agentId: Uuid(), serverId: Uuid() }),
+        response: { 200: ConfigRef, ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request) =>
+      (await setServerAttachment(
+        rt,
+        principalOf(request),
+        request.params.agentId,
+        request.params.serverId,
+        false,
+      )) as never,
   );
 }

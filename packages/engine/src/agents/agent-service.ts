@@ -13,6 +13,8 @@ import {
   clearOtherDefaultAgents,
   findAgentWithConfig,
   listAgentProfileRows,
+  lockAgentIdentity,
+  setAttachedServers,
   upsertAgentConfig,
 } from './agent-store.ts';
 
@@ -168,6 +170,44 @@ export async function putAgentConfig(
   });
   await rt.realms.invalidate(realmId);
   return getAgentConfig(rt, principal, agent.id);
+}
+
+/** Agents attach at most this many tool servers (the same bound as `allowed_mcp_servers` in the configuration). */
+export const MAX_ATTACHED_SERVERS = 50;
+
+/**
+ * Attaches (`attach: true`) or detaches a registered tool server of the realm; an agent never configured gets a
+ * configuration with defaults and the one server. Attaching twice is a no-op; detaching a server that is not
+ * attached is a 404, like an unknown or foreign id.
+ */
+export async function setServerAttachment(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  agentId: string,
+  serverId: string,
+  attach: boolean,
+) {
+  const realmId = requirePermission(principal, 'config:write');
+  const id = serverId.toLowerCase();
+  if (attach && !(await rt.extensions.toolServers?.exists(realmId, id)))
+    throw RuntimeErrors.notFound('Tool server', id);
+  const agentKey = await inTransaction(rt.engine, async (trx) => {
+    // The list is read and written under the agent's row lock (PostgreSQL; SQLite writes are serialised), so two
+    // concurrent attaches both land.
+    await lockAgentIdentity(trx, agentId);
+    const agent = await findAgentWithConfig(trx, realmId, agentId);
+    if (!agent) throw RuntimeErrors.notFound('Agent', agentId);
+    const current = agent.allowed_mcp_servers == null ? [] : fromJsonColumn<string[]>(agent.allowed_mcp_servers);
+    if (!attach && !current.includes(id)) throw RuntimeErrors.notFound('Attached tool server', id);
+    if (attach && current.includes(id)) return agent.id;
+    if (attach && current.length >= MAX_ATTACHED_SERVERS)
+      throw RuntimeErrors.limit(`An agent attaches at most ${MAX_ATTACHED_SERVERS} tool servers`);
+    const servers = JSON.stringify(attach ? [...current, id] : current.filter((s) => s !== id));
+    await setAttachedServers(trx, { agentId: agent.id, realmId, servers, now: nowIso(rt) });
+    return agent.id;
+  });
+  await rt.realms.invalidate(realmId);
+  return getAgentConfig(rt, principal, agentKey);
 }
 
 interface ProfileEntry {

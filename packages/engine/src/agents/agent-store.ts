@@ -1,4 +1,4 @@
-import type { Executor } from '@keel/core';
+import { dialectOf, type Executor } from '@keel/core';
 import type { Insertable } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import type { AgentConfigTable } from '../runtime/db-tables.ts';
@@ -70,5 +70,40 @@ export function listAgentProfileRows(db: Executor<EngineDb>, realmId: string) {
     .where((eb) => eb.or([eb('c.profile', 'is not', null), eb('c.is_default', '=', true)]))
     .orderBy('c.agent_id')
     .limit(1000)
+    .execute();
+}
+
+/**
+ * Locks an agent's identity row for the rest of the transaction (PostgreSQL; SQLite writes are serialised), so a
+ * read-modify-write of its configuration cannot lose a concurrent one.
+ */
+export async function lockAgentIdentity(trx: Executor<EngineDb>, agentId: string): Promise<void> {
+  if (dialectOf(trx) !== 'postgres') return;
+  await trx.selectFrom('identity').select('id').where('id', '=', agentId.toLowerCase()).forUpdate().execute();
+}
+
+/** Sets the agent's attached tool servers, creating an otherwise empty configuration when it has none. */
+export async function setAttachedServers(
+  db: Executor<EngineDb>,
+  change: { agentId: string; realmId: string; servers: string; now: string },
+): Promise<void> {
+  const { agentId, realmId, servers, now } = change;
+  await db
+    .insertInto('agent_config')
+    .values({
+      agent_id: agentId,
+      realm_id: realmId,
+      system_prompt_id: null,
+      ai_provider_id: null,
+      default_flow_id: null,
+      allowed_mcp_servers: servers,
+      metadata: null,
+      settings: '{}',
+      profile: null,
+      is_default: false,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column('agent_id').doUpdateSet({ allowed_mcp_servers: servers, updated_at: now }))
     .execute();
 }

@@ -7,6 +7,7 @@ import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
 import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
 import { registerSessionRoutes } from '../sessions/session-routes.ts';
+import { registerToolServers } from '../toolservers/register-toolservers.ts';
 import { addRuntimeSchemas } from './http-schemas.ts';
 import { createRuntimeContext, type RuntimeContext, type RuntimeContextOptions } from './runtime-context.ts';
 import { registerRuntimeRoutes } from './runtime-routes.ts';
@@ -20,6 +21,11 @@ export const RUNTIME_TAGS = [
   { name: 'agents', description: 'Agent configuration and profile rules' },
   { name: 'sessions', description: 'Sessions, messages, resume tokens, typed state, user context, summaries' },
   { name: 'knowledge', description: 'Provenance-aware knowledge and search' },
+  {
+    name: 'tool-servers',
+    description: 'MCP tool servers: registry, credentials, discovery, review, resources, proposals',
+  },
+  { name: 'tool-routing', description: 'Routing rules, route preview and traces, tool execution' },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
@@ -46,5 +52,6 @@ export async function registerRuntime(
   registerSessionRoutes(rest, rt);
   registerKnowledgeRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
+  await registerToolServers(rest, rt);
   return rt;
 }
