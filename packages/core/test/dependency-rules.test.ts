@@ -149,6 +149,7 @@ const STORE_BACKED_SERVICES = [
   'engine/src/catalog/cart-service.ts',
   'engine/src/catalog/order-service.ts',
   'engine/src/sessions/session-data-service.ts',
+  'engine/src/flows/flow-service.ts',
 ];
 
 /** Why a service's source runs SQL itself (a query builder call, a `sql` template or kysely value import), or undefined. */

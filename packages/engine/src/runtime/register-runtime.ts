@@ -1,6 +1,7 @@
 import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import type { EngineContext } from '../context.ts';
+import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
@@ -20,6 +21,7 @@ export const RUNTIME_TAGS = [
   { name: 'agents', description: 'Agent configuration and profile rules' },
   { name: 'sessions', description: 'Sessions, messages, resume tokens, typed state, user context, summaries' },
   { name: 'knowledge', description: 'Provenance-aware knowledge and search' },
+  { name: 'flows', description: 'Flows: immutable versions, fixtures and tests, publish, activate, rollback, archive' },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
@@ -45,6 +47,7 @@ export async function registerRuntime(
   registerAgentRoutes(rest, rt);
   registerSessionRoutes(rest, rt);
   registerKnowledgeRoutes(rest, rt);
+  registerFlowRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   return rt;
 }
