@@ -150,6 +150,8 @@ const STORE_BACKED_SERVICES = [
   'engine/src/catalog/order-service.ts',
   'engine/src/sessions/session-data-service.ts',
   'engine/src/flows/flow-service.ts',
+  'engine/src/executions/execution-service.ts',
+  'engine/src/executions/execution-worker.ts',
 ];
 
 /** Why a service's source runs SQL itself (a query builder call, a `sql` template or kysely value import), or undefined. */

@@ -8,6 +8,7 @@ import {
   toBoolean,
   toIsoString,
 } from '@keel/core';
+import { countOpenExecutions } from '../executions/execution-store.ts';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
@@ -254,6 +255,30 @@ async function requireVersion(rt: RuntimeContext, flow: FlowRow, version: number
   return row;
 }
 
+/**
+ * The version an execution of a flow pins: `version` when given (it must be published), else the active version
+ * (the flow must be active). Answers its compiled plan.
+ */
+export async function resolveRunnableVersion(
+  rt: RuntimeContext,
+  realmId: string,
+  flowId: string,
+  version: number | undefined,
+): Promise<{ version: number; plan: FlowPlan }> {
+  const flow = await requireFlow(rt, realmId, flowId);
+  checkNotArchived(flow);
+  let pinned: number;
+  if (version !== undefined) pinned = version;
+  else if (toBoolean(flow.is_active) && flow.active_version !== null) pinned = flow.active_version;
+  else throw FlowErrors.notActive(flow.id);
+  const plan = await loadPublishedPlan(rt, realmId, flow.id, pinned);
+  if (!plan) {
+    await requireVersion(rt, flow, pinned);
+    throw FlowErrors.notPublished(`${flow.id}@${pinned}`);
+  }
+  return { version: pinned, plan };
+}
+
 function checkNotArchived(flow: FlowRow): void {
   if (flow.status === 'archived') throw FlowErrors.archived(flow.id);
 }
@@ -401,7 +426,10 @@ export async function updateFlow(rt: RuntimeContext, principal: RuntimePrincipal
   return readFlow(rt, realmId, flow.id);
 }
 
-/** Deletes a flow with its versions and fixtures; 409 while it is active (deactivate or archive it first). */
+/**
+ * Deletes a flow with its versions and fixtures; 409 while it is active (deactivate or archive it first) or has
+ * executions that have not finished (they run on its versions).
+ */
 export async function deleteFlow(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
   const realmId = requirePermission(principal, 'config:write');
   const flow = await requireFlow(rt, realmId, id);
@@ -410,6 +438,8 @@ export async function deleteFlow(rt: RuntimeContext, principal: RuntimePrincipal
     const current = await findFlow(trx, realmId, flow.id);
     if (!current) throw RuntimeErrors.notFound('Flow', id);
     if (toBoolean(current.is_active)) throw FlowErrors.active(flow.id);
+    if ((await countOpenExecutions(trx, current.id)) > 0)
+      throw RuntimeErrors.inUse(`Flow ${flow.id} has executions that have not finished: cancel them or let them end`);
     await deleteFlowRow(trx, current.id);
     return { statusCode: 204, body: null };
   });

@@ -1,6 +1,7 @@
 import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import type { EngineContext } from '../context.ts';
+import { registerExecutionRoutes } from '../executions/execution-routes.ts';
 import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
@@ -22,6 +23,10 @@ export const RUNTIME_TAGS = [
   { name: 'sessions', description: 'Sessions, messages, resume tokens, typed state, user context, summaries' },
   { name: 'knowledge', description: 'Provenance-aware knowledge and search' },
   { name: 'flows', description: 'Flows: immutable versions, fixtures and tests, publish, activate, rollback, archive' },
+  {
+    name: 'executions',
+    description: 'Durable flow executions: queue, state, cancel, retry, resume, approvals, events, actions',
+  },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
@@ -48,6 +53,7 @@ export async function registerRuntime(
   registerSessionRoutes(rest, rt);
   registerKnowledgeRoutes(rest, rt);
   registerFlowRoutes(rest, rt);
+  registerExecutionRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   return rt;
 }
