@@ -31,6 +31,17 @@ export interface RuntimeConfig {
   sessionTtlSeconds: number;
   /** Earlier messages of a session sent to the model with each turn. */
   historyMessages: number;
+  /** The durable-execution worker of this instance. */
+  executions: {
+    /** Whether this instance runs executions (API-only instances may turn it off). */
+    workerEnabled: boolean;
+    /** Executions run at once by this instance. */
+    concurrency: number;
+    /** How long a claim lasts without renewal (a dead worker's executions are taken over after this). */
+    leaseMs: number;
+    /** How often an idle worker looks for due executions. */
+    pollMs: number;
+  };
 }
 
 function readRuntimeConfig(reader: ConfigReader): RuntimeConfig {
@@ -49,6 +60,12 @@ function readRuntimeConfig(reader: ConfigReader): RuntimeConfig {
     registrationEnabled: reader.bool('ENGINE_REGISTRATION_ENABLED', false),
     sessionTtlSeconds: reader.int('ENGINE_SESSION_TTL_SECONDS', 86_400, { min: 60, max: 2_592_000 }),
     historyMessages: reader.int('ENGINE_CHAT_HISTORY_MESSAGES', 20, { min: 0, max: 200 }),
+    executions: {
+      workerEnabled: reader.bool('ENGINE_FLOW_WORKER', true),
+      concurrency: reader.int('ENGINE_FLOW_CONCURRENCY', 16, { min: 1, max: 512 }),
+      leaseMs: reader.int('ENGINE_FLOW_LEASE_MS', 30_000, { min: 500, max: 600_000 }),
+      pollMs: reader.int('ENGINE_FLOW_POLL_MS', 500, { min: 10, max: 60_000 }),
+    },
   };
 }
 

@@ -13,7 +13,8 @@ export interface ToolHit {
 /**
  * A tool server double on 127.0.0.1 (outside the project: what a registered tool server would be). It applies each
  * write once per idempotency key (a repeated key answers the stored result), counts every request, and behaves
- * by tool name: `fail` → 400, `flaky` → 503, `slow` → answers after `slowMs`, anything else → 200 `{ok, tool, n}`.
+ * by tool name: `fail` → 400, `flaky` → 503, `slow` → answers after `slowMs`, `hold` → applies the effect at once
+ * and answers after `slowMs`, anything else → 200 `{ok, tool, n}`.
  */
 export async function startToolDouble(options: { slowMs?: number } = {}) {
   const hits: ToolHit[] = [];
@@ -43,7 +44,12 @@ export async function startToolDouble(options: { slowMs?: number } = {}) {
         send(200, result);
       };
       if (tool === 'slow') setTimeout(answer, options.slowMs ?? 1500);
-      else answer();
+      else if (tool === 'hold') {
+        // Applies the effect at once but answers late: a caller killed meanwhile never learns it happened.
+        if (key !== undefined && !effects.has(key))
+          effects.set(key, { ok: true, tool, n: effects.size + 1, arguments: body.arguments ?? null });
+        setTimeout(answer, options.slowMs ?? 1500);
+      } else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -404,6 +404,73 @@ for (const target of testDatabaseTargets()) {
       }
     });
 
+    test('GET …/events streams SSE from after Last-Event-ID until the execution settles', async () => {
+      const engine = await setup();
+      const flow = await publishedFlow(engine, engine.a.token, 'Streamed', [
+        { id: 'check', type: 'approval', message: 'Go?', next: 'done' },
+        { id: 'done', type: 'output', action: 'RESPOND', content: 'went' },
+      ]);
+      const queued = await run(engine, { flow_id: flow.id });
+      const waiting = await settle(engine, queued.id, ['waiting_for_approval']);
+      const all = await events(engine, queued.id);
+      const address = await engine.rest.listen({ port: 0, host: '127.0.0.1' }).catch(() => undefined);
+      const base = address ?? `http://127.0.0.1:${(engine.rest.server.address() as { port: number }).port}`;
+      const controller = new AbortController();
+      const response = await fetch(`${base}${EXECUTIONS}/${queued.id}/events`, {
+        headers: {
+          authorization: `Bearer ${engine.a.token}`,
+          accept: 'text/event-stream',
+          'last-event-id': String(all[0]!.id),
+        },
+        signal: controller.signal,
+      });
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      const received: { id: number; type: string }[] = [];
+      let approved = false;
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        text += decoder.decode(chunk.value, { stream: true });
+        let end = text.indexOf('\n\n');
+        while (end >= 0) {
+          const block = text.slice(0, end);
+          text = text.slice(end + 2);
+          const id = /^id: (\d+)$/m.exec(block)?.[1];
+          const type = /^event: (.+)$/m.exec(block)?.[1];
+          if (id && type) received.push({ id: Number(id), type });
+          end = text.indexOf('\n\n');
+        }
+        if (!approved && received.some((e) => e.type === 'execution.waiting_for_approval')) {
+          approved = true;
+          const decided = await engine.call(
+            'POST',
+            `${EXECUTIONS}/${queued.id}/approvals/${waiting.wait.approval_id}/approve`,
+            { token: engine.a.token, body: {} },
+          );
+          assert.equal(decided.status, 200);
+        }
+      }
+      assert.ok(received.length > 0);
+      assert.ok(received[0]!.id > all[0]!.id, 'nothing at or before Last-Event-ID is sent again');
+      assert.ok(
+        received.every((e, i) => i === 0 || e.id > received[i - 1]!.id),
+        'ids increase',
+      );
+      assert.equal(received.at(-1)!.type, 'execution.succeeded', 'the stream ends once the execution settles');
+      assert.ok(received.some((e) => e.type === 'approval.approved'));
+      const json = await engine.call('GET', `${EXECUTIONS}/${queued.id}/events?after=${received.at(-2)!.id}`, {
+        token: engine.a.token,
+      });
+      assert.deepEqual(
+        json.body.data.map((e: { id: number }) => e.id),
+        [received.at(-1)!.id],
+      );
+    });
+
     test("another realm's execution is a 404 like an unknown one on every operation; viewers cannot run", async () => {
       const engine = await setup();
       const flow = await publishedFlow(engine, engine.a.token, 'Mine', chainNodes(2));
