@@ -95,6 +95,33 @@ for (const target of testDatabaseTargets()) {
       assert.ok(list.body.data.some((e: { id: string }) => e.id === queued.id));
     });
 
+    test('POST /flows/{id}/execute runs synchronously: the answer is the settled state; a replay answers the same run', async () => {
+      const engine = await setup();
+      const flow = await publishedFlow(engine, engine.a.token, 'Sync', chainNodes(3));
+      const headers = { 'idempotency-key': 'sync-1' };
+      const url = `/api/v1/runtime/flows/${flow.id}/execute`;
+      const done = await engine.call('POST', url, { token: engine.a.token, body: { input: {} }, headers });
+      assert.equal(done.status, 200, JSON.stringify(done.body));
+      assert.equal(done.body.state, 'succeeded');
+      assert.equal(done.body.action.type, 'DATA_RESULT');
+      const replay = await engine.call('POST', url, { token: engine.a.token, body: { input: {} }, headers });
+      assert.equal(replay.status, 200);
+      assert.equal(replay.body.id, done.body.id);
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      const approval = await publishedFlow(engine, engine.a.token, 'Sync approval', [
+        { id: 'check', type: 'approval', message: 'Go?', next: 'done' },
+        { id: 'done', type: 'output', action: 'RESPOND', content: 'went' },
+      ]);
+      const waiting = await engine.call('POST', `/api/v1/runtime/flows/${approval.id}/execute`, {
+        token: engine.a.token,
+        body: {},
+      });
+      assert.equal(waiting.status, 200);
+      assert.equal(waiting.body.state, 'waiting_for_approval');
+      const foreign = await engine.call('POST', url, { token: engine.b.token, body: {} });
+      assert.equal(foreign.status, 404);
+    });
+
     test('the input contract, an inactive flow and an unknown agent are refused before anything is queued', async () => {
       const engine = await setup();
       const flow = await publishedFlow(engine, engine.a.token, 'Contract', chainNodes(2), {

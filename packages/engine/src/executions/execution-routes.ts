@@ -24,6 +24,7 @@ import {
   createExecution,
   DEFAULT_MAX_RETRIES,
   decideApproval,
+  executeFlow,
   getExecution,
   listExecutionActions,
   listExecutionEvents,
@@ -160,6 +161,43 @@ export function registerExecutionRoutes(app: App, rt: RuntimeContext): void {
         request,
         reply,
         await createExecution(rt, principalOf(request), request.body, request.headers['idempotency-key']),
+      ),
+  );
+  app.post(
+    '/api/v1/runtime/flows/:id/execute',
+    {
+      schema: {
+        tags: ['flows', 'executions'],
+        security: runtimeSecurity,
+        summary: 'Execute a flow',
+        description: `Synchronous: the execution is stored and pinned like \`POST /executions\` (the same body without \`flow_id\`), then run at once in this process, each step stored before the next; 200 with the execution as it stopped — \`succeeded\`, a failure, or waiting (an approval, a delay, an event), from where workers continue it. A replay of an \`Idempotency-Key\` answers the same execution's current state (\`Idempotent-Replayed: true\`). ${STATES_DOC}`,
+        headers: IdempotencyHeaders,
+        params: IdParams,
+        body: Type.Object(
+          {
+            version: CreateBody.properties.version,
+            agent_id: CreateBody.properties.agent_id,
+            input: CreateBody.properties.input,
+            compensate_on_failure: CreateBody.properties.compensate_on_failure,
+            max_retries: CreateBody.properties.max_retries,
+          },
+          { examples: [{ input: { query: 'red mug' } }] },
+        ),
+        response: { 200: ExecutionRef, ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request, reply) =>
+      sendIdempotent(
+        request,
+        reply,
+        await executeFlow(
+          rt,
+          principalOf(request),
+          request.params.id,
+          request.body,
+          request.headers['idempotency-key'],
+        ),
       ),
   );
   app.get(

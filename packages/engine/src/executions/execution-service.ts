@@ -36,7 +36,7 @@ import {
   listExecutionRows,
   updateExecutionIf,
 } from './execution-store.ts';
-import { hasCompensations } from './execution-worker.ts';
+import { createExecutionWorker, type ExecutionWorker, hasCompensations } from './execution-worker.ts';
 
 /** Retries of a retryable failure an execution allows unless the request says otherwise. */
 export const DEFAULT_MAX_RETRIES = 3;
@@ -136,6 +136,7 @@ export async function createExecution(
   principal: RuntimePrincipal,
   input: ExecutionInput,
   idempotencyKey: unknown,
+  options: { operation?: string; wake?: boolean } = {},
 ): Promise<IdempotentResponse<unknown>> {
   const realmId = requirePermission(principal, 'runtime:run');
   const key = checkIdempotencyKey(idempotencyKey, false);
@@ -208,8 +209,44 @@ export async function createExecution(
       return { statusCode: 202, body: toExecutionView(row) };
     },
   );
-  if (!outcome.replayed) wakeWorker(rt);
+  if (!outcome.replayed && options.wake !== false) wakeWorker(rt);
   return outcome;
+}
+
+const inlineRunners = new WeakMap<RuntimeContext, ExecutionWorker>();
+
+/** The worker that runs synchronous executes: this process's worker, or one that only runs those. */
+function syncRunner(rt: RuntimeContext): { runOne(executionId: string): Promise<boolean> } {
+  if (rt.extensions.executions) return rt.extensions.executions;
+  let runner = inlineRunners.get(rt);
+  if (!runner) {
+    runner = createExecutionWorker(rt, { ...rt.config.executions, concurrency: 1 });
+    inlineRunners.set(rt, runner);
+  }
+  return runner;
+}
+
+/**
+ * Executes a flow synchronously (`POST /flows/{id}/execute`): the execution is stored and pinned like a queued one,
+ * then run at once in this process, step by step through the same store; the answer is its state when the run
+ * stopped — succeeded, failed, or waiting (an approval, a delay, an event), from where workers continue it. A
+ * replay of an `Idempotency-Key` answers the same execution's current state.
+ */
+export async function executeFlow(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  flowId: string,
+  input: Omit<ExecutionInput, 'flow_id'>,
+  idempotencyKey: unknown,
+) {
+  const created = await createExecution(rt, principal, { ...input, flow_id: flowId }, idempotencyKey, {
+    operation: `POST /api/v1/runtime/flows/${flowId.toLowerCase()}/execute`,
+    wake: false,
+  });
+  if (created.statusCode >= 400) return created;
+  const id = (created.body as { id: string }).id;
+  if (!created.replayed && !(await syncRunner(rt).runOne(id))) wakeWorker(rt);
+  return { statusCode: 200, body: await getExecution(rt, principal, id), replayed: created.replayed };
 }
 
 export async function listExecutions(

@@ -130,6 +130,28 @@ export async function claimExecutions(
   return claimed;
 }
 
+/** Claims one queued execution for `owner` (a synchronous run in the requesting process); undefined if taken. */
+export function claimQueuedExecution(
+  db: Executor<EngineDb>,
+  id: string,
+  claim: { owner: string; now: string; leaseUntil: string },
+) {
+  return db
+    .updateTable('flow_execution')
+    .set((eb) => ({
+      state: 'running',
+      lease_owner: claim.owner,
+      lease_expires_at: claim.leaseUntil,
+      claims: eb('claims', '+', 1),
+      started_at: claim.now,
+      updated_at: claim.now,
+    }))
+    .where('id', '=', id)
+    .where('state', '=', 'queued')
+    .returningAll()
+    .executeTakeFirst();
+}
+
 /** Extends a lease still held by `owner`; answers whether a cancel was requested, or undefined when it is lost. */
 export async function renewLease(
   db: Executor<EngineDb>,

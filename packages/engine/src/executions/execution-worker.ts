@@ -9,6 +9,7 @@ import { approvalId } from './execution-actions.ts';
 import { createStorePort, type FlowToolInvoker } from './execution-port.ts';
 import {
   claimExecutions,
+  claimQueuedExecution,
   type ExecutionRow,
   insertEvent,
   listSteps,
@@ -43,6 +44,11 @@ export interface ExecutionWorker {
   start(): void;
   /** Looks for due executions now. */
   wake(): void;
+  /**
+   * Claims one queued execution and runs it in this process now (a synchronous execute); resolves once it stopped
+   * (succeeded, failed, or waiting), false when another worker had taken it.
+   */
+  runOne(executionId: string): Promise<boolean>;
   /** Stops claiming, waits for runs in flight to stop (their leases are released). */
   stop(): Promise<void>;
   check(): true | { reason: string };
@@ -300,6 +306,18 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     },
     wake() {
       if (running) void poll();
+    },
+    async runOne(executionId) {
+      const now = rt.clock();
+      const row = await inTransaction(rt.engine, (trx) =>
+        claimQueuedExecution(trx, executionId, { owner: id, now: iso(now), leaseUntil: iso(now + options.leaseMs) }),
+      );
+      if (!row) return false;
+      const controller = new AbortController();
+      const done = runClaimed(row, controller).finally(() => inFlight.delete(row.id));
+      inFlight.set(row.id, { controller, done });
+      await done;
+      return true;
     },
     async stop() {
       running = false;

@@ -61,8 +61,11 @@ export interface RuntimeExtensions {
   toolServers?: ToolServerRegistry | undefined;
   /** Tool and resource calls of flow executions (the tool-server registry plugs in here; none: tools fail closed). */
   flowTools?: FlowToolInvoker | undefined;
-  /** The durable-execution worker of this process, woken when an execution is queued or continued. */
-  executions?: { wake(): void } | undefined;
+  /**
+   * The durable-execution worker of this process: woken when an execution is queued or continued, and running a
+   * synchronous execute in the requesting process (`runOne`).
+   */
+  executions?: { wake(): void; runOne(executionId: string): Promise<boolean> } | undefined;
 }
 
 export function createExtensionRegistry(): RuntimeExtensions {
