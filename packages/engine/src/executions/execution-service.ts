@@ -136,7 +136,7 @@ export async function createExecution(
   principal: RuntimePrincipal,
   input: ExecutionInput,
   idempotencyKey: unknown,
-  options: { operation?: string; wake?: boolean } = {},
+  options: { operation?: string; runner?: SyncRunner } = {},
 ): Promise<IdempotentResponse<unknown>> {
   const realmId = requirePermission(principal, 'runtime:run');
   const key = checkIdempotencyKey(idempotencyKey, false);
@@ -156,11 +156,12 @@ export async function createExecution(
       if (active) prompt = { id: active.id, version: active.version };
     }
   }
+  // A synchronous execute creates the execution leased to its runner, so no worker takes it before it starts.
+  const lease = options.runner?.leaseFor(rt.clock());
+  const operation = options.operation ?? 'POST /api/v1/runtime/executions';
   const outcome = await runWrite(
     rt.engine,
-    key === undefined
-      ? undefined
-      : { scope: `${principal.keyId}|POST /api/v1/runtime/executions`, key, payload: input },
+    key === undefined ? undefined : { scope: `${principal.keyId}|${operation}`, key, payload: input },
     async (trx) => {
       const now = nowIso(rt);
       const row: ExecutionRow = {
@@ -170,7 +171,7 @@ export async function createExecution(
         flow_version: version,
         agent_id: input.agent_id?.toLowerCase() ?? null,
         session_id: null,
-        state: 'queued',
+        state: lease ? 'running' : 'queued',
         input: JSON.stringify(executionInput),
         settings: JSON.stringify(settings),
         pinned: JSON.stringify({
@@ -188,35 +189,42 @@ export async function createExecution(
         cancel_requested: false,
         attempts: 0,
         max_retries: input.max_retries ?? DEFAULT_MAX_RETRIES,
-        claims: 0,
+        claims: lease ? 1 : 0,
         run_at: now,
-        lease_owner: null,
-        lease_expires_at: null,
+        lease_owner: lease?.owner ?? null,
+        lease_expires_at: lease?.until ?? null,
         trace_id: randomUUID(),
         created_by: principal.identityId,
         created_at: now,
         updated_at: now,
-        started_at: null,
+        started_at: lease ? now : null,
         finished_at: null,
       };
       await insertExecution(trx, row);
       await insertEvent(trx, {
         execution_id: row.id,
         type: 'execution.queued',
-        data: JSON.stringify({ state: 'queued', flow_id: row.flow_id, flow_version: version }),
+        data: JSON.stringify({
+          state: row.state,
+          flow_id: row.flow_id,
+          flow_version: version,
+          ...(lease ? { mode: 'sync' } : {}),
+        }),
         created_at: now,
       });
       return { statusCode: 202, body: toExecutionView(row) };
     },
   );
-  if (!outcome.replayed && options.wake !== false) wakeWorker(rt);
+  if (!outcome.replayed && !options.runner) wakeWorker(rt);
   return outcome;
 }
 
 const inlineRunners = new WeakMap<RuntimeContext, ExecutionWorker>();
 
+type SyncRunner = Pick<ExecutionWorker, 'runOne' | 'leaseFor'>;
+
 /** The worker that runs synchronous executes: this process's worker, or one that only runs those. */
-function syncRunner(rt: RuntimeContext): { runOne(executionId: string): Promise<boolean> } {
+function syncRunner(rt: RuntimeContext): SyncRunner {
   if (rt.extensions.executions) return rt.extensions.executions;
   let runner = inlineRunners.get(rt);
   if (!runner) {
@@ -239,13 +247,14 @@ export async function executeFlow(
   input: Omit<ExecutionInput, 'flow_id'>,
   idempotencyKey: unknown,
 ) {
+  const runner = syncRunner(rt);
   const created = await createExecution(rt, principal, { ...input, flow_id: flowId }, idempotencyKey, {
     operation: `POST /api/v1/runtime/flows/${flowId.toLowerCase()}/execute`,
-    wake: false,
+    runner,
   });
   if (created.statusCode >= 400) return created;
   const id = (created.body as { id: string }).id;
-  if (!created.replayed && !(await syncRunner(rt).runOne(id))) wakeWorker(rt);
+  if (!created.replayed && !(await runner.runOne(id))) wakeWorker(rt);
   return { statusCode: 200, body: await getExecution(rt, principal, id), replayed: created.replayed };
 }
 

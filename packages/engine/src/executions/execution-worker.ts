@@ -11,6 +11,7 @@ import {
   claimExecutions,
   claimQueuedExecution,
   type ExecutionRow,
+  findExecutionById,
   insertEvent,
   listSteps,
   renewLease,
@@ -45,10 +46,13 @@ export interface ExecutionWorker {
   /** Looks for due executions now. */
   wake(): void;
   /**
-   * Claims one queued execution and runs it in this process now (a synchronous execute); resolves once it stopped
-   * (succeeded, failed, or waiting), false when another worker had taken it.
+   * Runs one execution in this process now (a synchronous execute): one created leased to this worker
+   * (`leaseFor`), or a queued one it claims. Resolves once the run stopped (succeeded, failed, or waiting), false
+   * when another worker had taken it.
    */
   runOne(executionId: string): Promise<boolean>;
+  /** A lease for an execution created to be run by `runOne` at once: no other worker takes it meanwhile. */
+  leaseFor(now: number): { owner: string; until: string };
   /** Stops claiming, waits for runs in flight to stop (their leases are released). */
   stop(): Promise<void>;
   check(): true | { reason: string };
@@ -307,11 +311,21 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     wake() {
       if (running) void poll();
     },
+    leaseFor: (now) => ({ owner: id, until: iso(now + options.leaseMs) }),
     async runOne(executionId) {
       const now = rt.clock();
-      const row = await inTransaction(rt.engine, (trx) =>
-        claimQueuedExecution(trx, executionId, { owner: id, now: iso(now), leaseUntil: iso(now + options.leaseMs) }),
-      );
+      // Queued for this worker at creation (leased to it), or still queued: claim it.
+      const leased = await findExecutionById(rt.db, executionId);
+      const row =
+        leased?.state === 'running' && leased.lease_owner === id
+          ? leased
+          : await inTransaction(rt.engine, (trx) =>
+              claimQueuedExecution(trx, executionId, {
+                owner: id,
+                now: iso(now),
+                leaseUntil: iso(now + options.leaseMs),
+              }),
+            );
       if (!row) return false;
       const controller = new AbortController();
       const done = runClaimed(row, controller).finally(() => inFlight.delete(row.id));

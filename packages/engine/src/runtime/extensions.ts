@@ -65,7 +65,13 @@ export interface RuntimeExtensions {
    * The durable-execution worker of this process: woken when an execution is queued or continued, and running a
    * synchronous execute in the requesting process (`runOne`).
    */
-  executions?: { wake(): void; runOne(executionId: string): Promise<boolean> } | undefined;
+  executions?:
+    | {
+        wake(): void;
+        runOne(executionId: string): Promise<boolean>;
+        leaseFor(now: number): { owner: string; until: string };
+      }
+    | undefined;
 }
 
 export function createExtensionRegistry(): RuntimeExtensions {
