@@ -141,7 +141,7 @@ export async function publishedFlow(
   token: string,
   name: string,
   nodes: Record<string, unknown>[],
-  options: { fixtureState?: string; config?: Record<string, unknown> } = {},
+  options: { fixtureState?: string; config?: Record<string, unknown>; input?: Record<string, unknown> } = {},
 ) {
   const created = await engine.call('POST', '/api/v1/runtime/flows', {
     token,
@@ -157,7 +157,12 @@ export async function publishedFlow(
   const id = created.body.id as string;
   const fixture = await engine.call('POST', `/api/v1/runtime/flows/${id}/fixtures`, {
     token,
-    body: { name: 'smoke', mocks: { tools, approvals }, expect: { state: options.fixtureState ?? 'succeeded' } },
+    body: {
+      name: 'smoke',
+      input: options.input ?? {},
+      mocks: { tools, approvals },
+      expect: { state: options.fixtureState ?? 'succeeded' },
+    },
   });
   if (fixture.status !== 201) throw new Error(`fixture: ${JSON.stringify(fixture.body)}`);
   const tested = await engine.call('POST', `/api/v1/runtime/flows/${id}/test`, { token, body: {} });

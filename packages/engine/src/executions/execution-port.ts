@@ -1,5 +1,6 @@
-import { fromJsonColumn } from '@keel/core';
+import { type Executor, fromJsonColumn } from '@keel/core';
 import { loadAgent } from '../agents/agent-service.ts';
+import type { EngineDb } from '../db/schema.ts';
 import {
   type DecideCall,
   type FlowPlan,
@@ -75,16 +76,36 @@ async function complete(
 
 const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
+/** Node types whose step is a pure function of the stored log and the input (no call, no wait, no choice). */
+const PURE_STEPS = new Set(['input', 'transform', 'condition', 'output']);
+
+/** The store port: the executor's port plus the steps it holds back until the next durable write. */
+export interface StorePort extends FlowPort {
+  /** Writes the held-back steps in `trx` (the worker's final state change), in save order. */
+  flushPending(trx: Executor<EngineDb>): Promise<void>;
+}
+
 /**
  * The executor's port backed by the store: `saveStep` inserts the step and its event in one transaction on the
  * write path (one at a time per execution, so event ids grow in save order), `loadSteps` reads the log back,
  * model nodes call the agent's provider, tool and resource nodes go to the registered invoker.
+ *
+ * Steps of pure nodes (input, transform, condition, output) are held back and written with the next step that is not
+ * pure, or with the execution's final state: they call nothing outside, so if the process dies first they run
+ * again from the stored log with the same result, and every step that calls something (a tool, a model, an agent)
+ * or waits is stored, with everything before it, before the next step starts. `fresh` skips reading the log of
+ * an execution that has never run.
  */
 export function createStorePort(
   rt: RuntimeContext,
   scope: ExecutionScope,
-  options: { plans: ReadonlyMap<string, FlowPlan>; tools: FlowToolInvoker | undefined; nodeTimeoutMs: number },
-): FlowPort {
+  options: {
+    plans: ReadonlyMap<string, FlowPlan>;
+    tools: FlowToolInvoker | undefined;
+    nodeTimeoutMs: number;
+    fresh?: boolean;
+  },
+): StorePort {
   /** A model node's answer: the agent's provider with the node's instructions as the system turn. */
   const answer = async (
     agentId: string | null,
@@ -99,39 +120,56 @@ export function createStorePort(
   };
   let seq = 0;
   let saving: Promise<unknown> = Promise.resolve();
+  let pending: FlowStepRecord[] = [];
+  const write = async (trx: Executor<EngineDb>, records: FlowStepRecord[]) => {
+    const now = new Date(rt.clock()).toISOString();
+    for (const record of records) {
+      await insertStep(trx, {
+        execution_id: scope.executionId,
+        key: record.key,
+        seq: ++seq,
+        record: JSON.stringify(record),
+        created_at: now,
+      });
+      await insertEvent(trx, {
+        execution_id: scope.executionId,
+        type: `step.${record.phase}`,
+        data: JSON.stringify({
+          key: record.key,
+          node_id: record.node_id,
+          node_type: record.type,
+          attempts: record.attempts,
+          tool_calls: record.tool_calls,
+        }),
+        created_at: now,
+      });
+    }
+  };
   return {
     async loadSteps(executionId) {
+      if (options.fresh) return [];
       const rows = await listSteps(rt.db, executionId);
       seq = rows.reduce((max, row) => Math.max(max, row.seq), 0);
       return rows.map((row) => fromJsonColumn<FlowStepRecord>(row.record));
     },
-    saveStep(executionId, record) {
-      const save = saving.then(() =>
-        inTransaction(rt.engine, async (trx) => {
-          const now = new Date(rt.clock()).toISOString();
-          await insertStep(trx, {
-            execution_id: executionId,
-            key: record.key,
-            seq: ++seq,
-            record: JSON.stringify(record),
-            created_at: now,
-          });
-          await insertEvent(trx, {
-            execution_id: executionId,
-            type: `step.${record.phase}`,
-            data: JSON.stringify({
-              key: record.key,
-              node_id: record.node_id,
-              node_type: record.type,
-              attempts: record.attempts,
-              tool_calls: record.tool_calls,
-            }),
-            created_at: now,
-          });
-        }),
-      );
+    saveStep(_executionId, record) {
+      if (record.phase === 'done' && PURE_STEPS.has(record.type)) {
+        pending.push(record);
+        return Promise.resolve();
+      }
+      const save = saving.then(() => {
+        const records = [...pending, record];
+        pending = [];
+        return inTransaction(rt.engine, (trx) => write(trx, records));
+      });
       saving = save.catch(() => undefined);
       return save;
+    },
+    async flushPending(trx) {
+      await saving;
+      const records = pending;
+      pending = [];
+      await write(trx, records);
     },
     callTool: (call) =>
       options.tools ? options.tools.callTool(scope, call) : Promise.reject(unavailable(`tool ${call.tool}`)),

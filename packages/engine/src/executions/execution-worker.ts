@@ -6,7 +6,7 @@ import { createFlowExecutor, type FlowRunOutcome, type FlowStepRecord, type Resu
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
 import { inTransaction } from '../write.ts';
 import { approvalId } from './execution-actions.ts';
-import { createStorePort, type FlowToolInvoker } from './execution-port.ts';
+import { createStorePort, type FlowToolInvoker, type StorePort } from './execution-port.ts';
 import {
   claimExecutions,
   claimQueuedExecution,
@@ -169,6 +169,8 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
           plans: await subflowPlans(rt, row.realm_id, plan),
           tools: options.tools ?? rt.extensions.flowTools,
           nodeTimeoutMs: settings.node_timeout_ms,
+          // The first claim of an execution: no run before this one, so no stored steps.
+          fresh: row.claims === 1,
         },
       );
       const outcome = await createFlowExecutor(port).run({
@@ -204,7 +206,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
         (await hasCompensations(rt, row.id))
       )
         next.compensationPending = true;
-      await finish(row, next);
+      await finish(row, next, port);
     } finally {
       clearInterval(heartbeat);
       stopped.signal.removeEventListener('abort', abortAll);
@@ -263,7 +265,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
   }
 
   /** Moves a claimed execution to its outcome's state, only while this worker still holds the lease. */
-  async function finish(row: ExecutionRow, next: Finish): Promise<void> {
+  async function finish(row: ExecutionRow, next: Finish, port?: StorePort): Promise<void> {
     const now = iso(rt.clock());
     const final = ['succeeded', 'terminal_failure', 'cancelled', 'compensated'].includes(next.state);
     await inTransaction(rt.engine, async (trx) => {
@@ -287,6 +289,8 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
         },
       );
       if (!moved) return;
+      // The run's held-back pure steps are stored with its final state (never without it).
+      await port?.flushPending(trx);
       await insertEvent(trx, {
         execution_id: row.id,
         type: `execution.${next.state}`,
