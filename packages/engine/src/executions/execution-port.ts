@@ -18,7 +18,7 @@ import { costPicos } from '../providers/pricing.ts';
 import { loadProvider } from '../providers/provider-service.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
 import { inTransaction } from '../write.ts';
-import { insertEvent, insertStep, listSteps } from './execution-store.ts';
+import { insertEvent, insertSteps, listSteps } from './execution-store.ts';
 
 /** Who an execution runs for: its realm and (optionally) the agent whose provider serves its model nodes. */
 export interface ExecutionScope {
@@ -122,16 +122,21 @@ export function createStorePort(
   let saving: Promise<unknown> = Promise.resolve();
   let pending: FlowStepRecord[] = [];
   const write = async (trx: Executor<EngineDb>, records: FlowStepRecord[]) => {
+    if (records.length === 0) return;
     const now = new Date(rt.clock()).toISOString();
-    for (const record of records) {
-      await insertStep(trx, {
+    await insertSteps(
+      trx,
+      records.map((record) => ({
         execution_id: scope.executionId,
         key: record.key,
         seq: ++seq,
         record: JSON.stringify(record),
         created_at: now,
-      });
-      await insertEvent(trx, {
+      })),
+    );
+    await insertEvent(
+      trx,
+      records.map((record) => ({
         execution_id: scope.executionId,
         type: `step.${record.phase}`,
         data: JSON.stringify({
@@ -142,8 +147,8 @@ export function createStorePort(
           tool_calls: record.tool_calls,
         }),
         created_at: now,
-      });
-    }
+      })),
+    );
   };
   return {
     async loadSteps(executionId) {

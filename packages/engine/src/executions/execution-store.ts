@@ -170,8 +170,16 @@ export async function renewLease(
   return row ? { cancelRequested: Boolean(row.cancel_requested) } : undefined;
 }
 
-export async function insertStep(db: Executor<EngineDb>, row: Insertable<FlowExecutionStepTable>): Promise<void> {
-  await db.insertInto('flow_execution_step').values(row).execute();
+/** Inserts step records (one statement for all of them). */
+export async function insertSteps(
+  db: Executor<EngineDb>,
+  rows: readonly Insertable<FlowExecutionStepTable>[],
+): Promise<void> {
+  if (rows.length > 0)
+    await db
+      .insertInto('flow_execution_step')
+      .values([...rows])
+      .execute();
 }
 
 /** The step log of an execution in save order. */
@@ -184,8 +192,13 @@ export function listSteps(db: Executor<EngineDb>, executionId: string) {
     .execute();
 }
 
-export async function insertEvent(db: Executor<EngineDb>, row: Insertable<FlowExecutionEventTable>): Promise<void> {
-  await db.insertInto('flow_execution_event').values(row).execute();
+/** Inserts events (several in one statement, in array order, so their ids follow that order). */
+export async function insertEvent(
+  db: Executor<EngineDb>,
+  row: Insertable<FlowExecutionEventTable> | readonly Insertable<FlowExecutionEventTable>[],
+): Promise<void> {
+  const rows = Array.isArray(row) ? [...row] : [row as Insertable<FlowExecutionEventTable>];
+  if (rows.length > 0) await db.insertInto('flow_execution_event').values(rows).execute();
 }
 
 /** Events of an execution after the event id `after`, oldest first. */
