@@ -5,8 +5,14 @@ import { claimExecutions } from '../src/executions/execution-store.ts';
 import { createExecutionWorker, type ExecutionWorker } from '../src/executions/execution-worker.ts';
 import { stepIdempotencyKey } from '../src/flows/index.ts';
 import { inTransaction } from '../src/write.ts';
-import { chainNodes, httpToolInvoker, publishedFlow, startToolDouble } from './execution-helper.ts';
-import { type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
+import { BASE_CONFIG, chainNodes, httpToolInvoker, publishedFlow, startToolDouble } from './execution-helper.ts';
+import {
+  type RuntimeUnderTest,
+  setupAgent,
+  sharedRuntime,
+  startUpstream,
+  testDatabaseTargets,
+} from './runtime-helper.ts';
 
 const EXECUTIONS = '/api/v1/runtime/executions';
 
@@ -496,6 +502,81 @@ for (const target of testDatabaseTargets()) {
         json.body.data.map((e: { id: number }) => e.id),
         [received.at(-1)!.id],
       );
+    });
+
+    test("model nodes run on the execution agent's provider: ai_decision picks a branch, ai answers; settings are pinned", async (t) => {
+      const engine = await setup();
+      const upstream = await startUpstream(t, (call) => {
+        const system = call.body?.messages?.[0]?.content ?? '';
+        if (system.includes('Choose exactly one')) return { content: '{"choice": "order_status", "confidence": 0.92}' };
+        return { content: 'Your order ships tomorrow.' };
+      });
+      const { agentId, promptId } = await setupAgent(engine, engine.a, upstream.url, {
+        settings: { max_node_retries: 0 },
+      });
+      const nodes = [
+        {
+          id: 'route',
+          type: 'ai_decision',
+          instructions: 'What does the shopper want?',
+          input: { var: 'input.message' },
+          choices: [
+            { key: 'order_status', description: 'Where is my order' },
+            { key: 'other', description: 'Anything else' },
+          ],
+          minimum_confidence: 0.5,
+          fallback_choice: 'other',
+          branches: { order_status: 'answer', other: 'fallback' },
+        },
+        {
+          id: 'answer',
+          type: 'ai',
+          instructions: 'Answer about the order',
+          input: { var: 'input.message' },
+          next: 'done',
+        },
+        { id: 'done', type: 'output', action: 'RESPOND', content: { var: 'vars.answer' } },
+        { id: 'fallback', type: 'output', action: 'RESPOND', content: 'Sorry' },
+      ];
+      const created = await engine.call('POST', '/api/v1/runtime/flows', {
+        token: engine.a.token,
+        body: { name: 'Model nodes', config: { ...BASE_CONFIG, nodes } },
+      });
+      const flowId = created.body.id;
+      await engine.call('POST', `/api/v1/runtime/flows/${flowId}/fixtures`, {
+        token: engine.a.token,
+        body: {
+          name: 'order',
+          input: { message: 'where is my order?' },
+          mocks: { decisions: { route: { choice: 'order_status', confidence: 0.9 } }, generate: { answer: 'Soon' } },
+          expect: { action: { type: 'RESPOND', content: 'Soon' } },
+        },
+      });
+      assert.equal(
+        (await engine.call('POST', `/api/v1/runtime/flows/${flowId}/test`, { token: engine.a.token, body: {} })).body
+          .passed,
+        true,
+      );
+      assert.equal(
+        (await engine.call('POST', `/api/v1/runtime/flows/${flowId}/activate`, { token: engine.a.token, body: {} }))
+          .status,
+        200,
+      );
+      const calls = upstream.calls.length;
+      const queued = await run(engine, {
+        flow_id: flowId,
+        agent_id: agentId,
+        input: { message: 'where is my order?' },
+      });
+      const done = await settle(engine, queued.id, ['succeeded']);
+      assert.equal(done.action.content, 'Your order ships tomorrow.');
+      assert.equal(upstream.calls.length - calls, 2, 'one decision, one answer');
+      assert.equal(done.pinned.prompt.id, promptId);
+      assert.equal(done.pinned.prompt.version, 1);
+      assert.ok(BigInt(done.usage.cost_picos) > 0n, 'model costs are counted');
+      const noAgent = await run(engine, { flow_id: flowId, input: { message: 'where is my order?' } });
+      const failed = await settle(engine, noAgent.id, ['terminal_failure', 'compensated']);
+      assert.equal(failed.error.code, 'AGENT_REQUIRED');
     });
 
     test("another realm's execution is a 404 like an unknown one on every operation; viewers cannot run", async () => {
