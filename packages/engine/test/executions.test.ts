@@ -386,6 +386,36 @@ for (const target of testDatabaseTargets()) {
       assert.equal(types.at(-1), 'execution.compensated');
     });
 
+    test('cancel from waiting_for_approval and from retryable_failure; an approval of a cancelled execution is gone', async () => {
+      const engine = await setup();
+      const approval = await publishedFlow(engine, engine.a.token, 'Cancel waiting', [
+        { id: 'check', type: 'approval', message: 'Go?', next: 'done' },
+        { id: 'done', type: 'output', action: 'RESPOND', content: 'went' },
+      ]);
+      const waiting = await run(engine, { flow_id: approval.id });
+      const view = await settle(engine, waiting.id, ['waiting_for_approval']);
+      const cancelled = await engine.call('POST', `${EXECUTIONS}/${waiting.id}/cancel`, { token: engine.a.token });
+      assert.equal(cancelled.status, 200);
+      assert.equal(cancelled.body.state, 'cancelled');
+      const late = await engine.call('POST', `${EXECUTIONS}/${waiting.id}/approvals/${view.wait.approval_id}/approve`, {
+        token: engine.a.token,
+        body: {},
+      });
+      assert.equal(late.status, 404);
+      const flaky = await publishedFlow(engine, engine.a.token, 'Cancel retryable', [
+        { id: 'call', type: 'tool', tool: 'flaky', next: 'done' },
+        { id: 'done', type: 'output', action: 'RESPOND', content: 'ok' },
+      ]);
+      const failing = await run(engine, { flow_id: flaky.id });
+      await settle(engine, failing.id, ['retryable_failure']);
+      const stopped = await engine.call('POST', `${EXECUTIONS}/${failing.id}/cancel`, { token: engine.a.token });
+      assert.equal(stopped.status, 200);
+      assert.equal(stopped.body.state, 'cancelled');
+      assert.equal(stopped.body.compensation_pending, false, 'nothing to undo');
+      const again = await engine.call('POST', `${EXECUTIONS}/${failing.id}/cancel`, { token: engine.a.token });
+      assert.equal(again.status, 409);
+    });
+
     test('a dead worker’s lease expires and another worker finishes the execution without repeating a step', async () => {
       const engine = await setup();
       const flow = await publishedFlow(engine, engine.a.token, 'Lease', chainNodes(3));
