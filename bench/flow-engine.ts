@@ -1,12 +1,4 @@
-// The flow engine's pure core beside @mastra/core's workflow engine, in one process, on the same 10-step
-// deterministic workflow, each persisting every step to an in-memory store.
-//   npm run bench -- flow-engine            (or: npx node bench/flow-engine.ts --executions 3000 --rounds 3)
-// Persistence to the database (SQLite/PostgreSQL) comes with the durable executions; this measures the engines.
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { effectiveSettings } from '../packages/engine/src/agents/agent-settings.ts';
 import {
   compileFlow,
@@ -15,9 +7,7 @@ import {
   type FlowStepRecord,
 } from '../packages/engine/src/flows/index.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
-
-const PEERS_DIR = path.join(import.meta.dirname, 'peers');
-const STEPS = 10;
+import { loadPeer, mastraTenSteps, measureSequential, peerVersion, STEPS } from './lib/ten-steps.ts';
 
 function parseArgs(argv: string[]) {
   const value = (name: string, fallback: number) => {
@@ -77,44 +67,9 @@ function keelEngine() {
   };
 }
 
-/** Mastra: 10 chained steps, registered on a Mastra instance with in-memory storage, snapshot persisted at every step. */
+/** Mastra: the shared 10-step workflow with in-memory storage, counting its snapshot writes. */
 async function mastraEngine() {
-  const entry = path.join(PEERS_DIR, 'node_modules', '@mastra', 'core', 'package.json');
-  if (!fs.existsSync(entry)) {
-    console.log('installing @mastra/core into bench/peers …');
-    execFileSync('npm', ['--prefix', PEERS_DIR, 'install', '--no-audit', '--no-fund'], { stdio: 'inherit' });
-  }
-  const load = (specifier: string) =>
-    import(pathToFileURL(path.join(PEERS_DIR, 'node_modules', ...specifier.split('/'))).href);
-  const resolveExport = (pkg: string, sub: string) => {
-    const manifest = JSON.parse(fs.readFileSync(path.join(PEERS_DIR, 'node_modules', pkg, 'package.json'), 'utf8'));
-    const target = manifest.exports[sub];
-    const file = typeof target === 'string' ? target : (target.import?.default ?? target.import ?? target.default);
-    return path.join(pkg, file);
-  };
-  const { createWorkflow, createStep } = await load(resolveExport('@mastra/core', './workflows'));
-  const { Mastra } = await load(resolveExport('@mastra/core', './mastra'));
-  const { InMemoryStore } = await load(resolveExport('@mastra/core', './storage'));
-  const { z } = await load(resolveExport('zod', '.'));
-  const shape = z.object({ n: z.number() });
-  let workflow = createWorkflow({
-    id: 'ten-steps',
-    inputSchema: shape,
-    outputSchema: shape,
-    options: { shouldPersistSnapshot: () => true },
-  });
-  for (let index = 1; index <= STEPS; index++)
-    workflow = workflow.then(
-      createStep({
-        id: `s${index}`,
-        inputSchema: shape,
-        outputSchema: shape,
-        execute: async ({ inputData }: { inputData: { n: number } }) => ({
-          n: index === 1 || index === STEPS ? inputData.n : inputData.n + index,
-        }),
-      }),
-    );
-  workflow.commit();
+  const { InMemoryStore } = await loadPeer('@mastra/core', './storage');
   const storage = new InMemoryStore();
   // Count the snapshot writes, to report what "persisted" means on each side.
   const workflows = await storage.getStore('workflows');
@@ -124,34 +79,10 @@ async function mastraEngine() {
     writes++;
     return persist(...args);
   };
-  const mastra = new Mastra({ workflows: { tenSteps: workflow }, storage, logger: false });
-  const registered = mastra.getWorkflow('tenSteps');
-  const version = JSON.parse(fs.readFileSync(entry, 'utf8')).version as string;
-  return {
-    version,
-    writes: () => writes,
-    run: async () => {
-      const run = await registered.createRun();
-      const result = await run.start({ inputData: { n: 0 } });
-      if (result.status !== 'success' || result.result.n !== 44)
-        throw new Error(`mastra: unexpected result ${JSON.stringify(result).slice(0, 300)}`);
-    },
-  };
+  return { version: peerVersion('@mastra/core'), writes: () => writes, run: await mastraTenSteps(storage) };
 }
 
-async function measure(execute: () => Promise<void>, count: number) {
-  const latencies = new Float64Array(count);
-  const started = performance.now();
-  for (let index = 0; index < count; index++) {
-    const t0 = performance.now();
-    await execute();
-    latencies[index] = performance.now() - t0;
-  }
-  const elapsed = performance.now() - started;
-  latencies.sort();
-  const pick = (q: number) => latencies[Math.min(count - 1, Math.floor(q * count))]!;
-  return { perSecond: count / (elapsed / 1000), p50: pick(0.5), p99: pick(0.99) };
-}
+const measure = measureSequential;
 
 async function main() {
   const { executions, rounds, warmup } = parseArgs(process.argv.slice(2));
@@ -202,9 +133,8 @@ async function main() {
     'flow-engine',
     `## engine: flow engine core (pure engine, in-memory persistence) beside @mastra/core workflows
 
-**This measures the pure engine**: the compiled-plan executor with an in-memory persistence port. Persistence to the
-database (SQLite/PostgreSQL rows per step, leases, the async queue) comes with the durable executions, and its figures
-(the issue's floor of 1,000 executions/s on SQLite, queue throughput and time-to-start, resume latency) are not measured here.
+**This measures the pure engine**: the compiled-plan executor with an in-memory persistence port. With the state in the
+database (SQLite/PostgreSQL rows per step, leases, the async queue, resume after a kill) see the flow-durable section.
 
 \`npx node bench/flow-engine.ts --executions ${executions} --rounds ${rounds} --warmup ${warmup}\` — one process, the same 10-step
 deterministic workflow in both engines, executions run one after another (sync). Keel: input → 8 JSON-expression transforms →

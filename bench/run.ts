@@ -18,6 +18,7 @@ const ALL = [
   'engine-catalog',
   'engine-runtime',
   'flow-engine',
+  'flow-durable',
   'tool-routing',
   'tool-execution',
 ];

@@ -33,6 +33,17 @@ export interface RuntimeConfig {
   historyMessages: number;
   /** How often each active tool server is probed in the background (seconds; 0 turns the prober off). */
   toolProbeIntervalSeconds: number;
+  /** The durable-execution worker of this instance. */
+  executions: {
+    /** Whether this instance runs executions (API-only instances may turn it off). */
+    workerEnabled: boolean;
+    /** Executions run at once by this instance. */
+    concurrency: number;
+    /** How long a claim lasts without renewal (a dead worker's executions are taken over after this). */
+    leaseMs: number;
+    /** How often an idle worker looks for due executions. */
+    pollMs: number;
+  };
 }
 
 function readRuntimeConfig(reader: ConfigReader): RuntimeConfig {
@@ -52,6 +63,12 @@ function readRuntimeConfig(reader: ConfigReader): RuntimeConfig {
     sessionTtlSeconds: reader.int('ENGINE_SESSION_TTL_SECONDS', 86_400, { min: 60, max: 2_592_000 }),
     historyMessages: reader.int('ENGINE_CHAT_HISTORY_MESSAGES', 20, { min: 0, max: 200 }),
     toolProbeIntervalSeconds: reader.int('ENGINE_TOOL_PROBE_INTERVAL_SECONDS', 60, { min: 0, max: 86_400 }),
+    executions: {
+      workerEnabled: reader.bool('ENGINE_FLOW_WORKER', true),
+      concurrency: reader.int('ENGINE_FLOW_CONCURRENCY', 16, { min: 1, max: 512 }),
+      leaseMs: reader.int('ENGINE_FLOW_LEASE_MS', 30_000, { min: 500, max: 600_000 }),
+      pollMs: reader.int('ENGINE_FLOW_POLL_MS', 500, { min: 10, max: 60_000 }),
+    },
   };
 }
 

@@ -15,6 +15,7 @@ import { engineCommand } from './cli/engine-command.ts';
 import { importCommand } from './cli/import-command.ts';
 import { type EngineConfig, readEngineConfig } from './config.ts';
 import type { EngineDb } from './db/schema.ts';
+import { createExecutionWorker, type ExecutionWorker } from './executions/execution-worker.ts';
 import { ensureFirstRealm } from './identity/identity-service.ts';
 import { loadTokenSigningKey } from './identity/tokens.ts';
 
@@ -44,6 +45,7 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
   const database = await openEngineDatabase(config);
   const opened = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
   let worker: OutboxWorker | undefined;
+  let flowWorker: ExecutionWorker | undefined;
   const apps: { close(): Promise<void> }[] = [];
   try {
     const { keyHex, generated } = loadSecretKey({ secretKey: config.core.secretKey, dataDir: config.core.dataDir });
@@ -91,6 +93,13 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
       engine.readiness.add('webhook-worker', () => running.check());
       worker.start();
     }
+    if (config.runtime.executions.workerEnabled) {
+      const running = createExecutionWorker(engine.runtime, config.runtime.executions);
+      flowWorker = running;
+      engine.runtime.extensions.executions = running;
+      engine.readiness.add('flow-execution-worker', () => running.check());
+      running.start();
+    }
     const host = config.core.host;
     const addresses = [];
     for (const [label, app, port] of [
@@ -106,6 +115,7 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
       name: 'engine',
       addresses,
       close: async () => {
+        await flowWorker?.stop();
         await engine.close();
         await worker?.stop();
         await opened.close();
@@ -113,6 +123,7 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
       },
     };
   } catch (error) {
+    await flowWorker?.stop();
     await Promise.allSettled(apps.map((app) => app.close()));
     await worker?.stop();
     await opened.close();

@@ -39,6 +39,25 @@ export interface FlowProblem {
 export const FlowErrors = {
   invalid: createError('FLOW_INVALID', 'The flow config is invalid: %s', 400),
   incompatible: createError('FLOW_INCOMPATIBLE', 'The flow contract changed incompatibly: %s', 409),
+  archived: createError('FLOW_ARCHIVED', 'Flow %s is archived: it is read-only', 409),
+  notTested: createError(
+    'FLOW_NOT_TESTED',
+    'Flow version %s has not passed a test over every fixture of the flow: add fixtures and POST …/test first',
+    409,
+  ),
+  notPublished: createError('FLOW_NOT_PUBLISHED', 'Flow version %s is not published', 409),
+  notActive: createError(
+    'FLOW_NOT_ACTIVE',
+    'Flow %s is not active: rollback reactivates a prior version of an active flow',
+    409,
+  ),
+  noPriorVersion: createError('FLOW_NO_PRIOR_VERSION', 'No prior version to reactivate: %s', 409),
+  noFixtures: createError('FLOW_NO_FIXTURES', 'Flow %s has no fixtures to replay: POST …/fixtures first', 409),
+  active: createError(
+    'FLOW_ACTIVE',
+    'Flow %s is active: deactivate (PUT with is_active false) or archive it first',
+    409,
+  ),
 };
 
 /** A config that does not compile (400 FLOW_INVALID), or an incompatible contract change (409 FLOW_INCOMPATIBLE). */

@@ -1,4 +1,5 @@
 import type { AgentRuntime } from '../agents/agent-service.ts';
+import type { FlowToolInvoker } from '../executions/execution-port.ts';
 import type { RuntimePrincipal } from '../identity/roles.ts';
 import type { ChatTurn } from '../providers/model-clients.ts';
 import type { SessionRecord } from '../sessions/session-service.ts';
@@ -58,6 +59,19 @@ export interface ToolServerRegistry {
 export interface RuntimeExtensions {
   flows?: FlowEngine | undefined;
   toolServers?: ToolServerRegistry | undefined;
+  /** Tool and resource calls of flow executions (the tool-server registry plugs in here; none: tools fail closed). */
+  flowTools?: FlowToolInvoker | undefined;
+  /**
+   * The durable-execution worker of this process: woken when an execution is queued or continued, and running a
+   * synchronous execute in the requesting process (`runOne`).
+   */
+  executions?:
+    | {
+        wake(): void;
+        runOne(executionId: string): Promise<boolean>;
+        leaseFor(now: number): { owner: string; until: string };
+      }
+    | undefined;
 }
 
 export function createExtensionRegistry(): RuntimeExtensions {

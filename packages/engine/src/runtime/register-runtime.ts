@@ -1,6 +1,8 @@
 import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import type { EngineContext } from '../context.ts';
+import { registerExecutionRoutes } from '../executions/execution-routes.ts';
+import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
@@ -26,6 +28,11 @@ export const RUNTIME_TAGS = [
     description: 'MCP tool servers: registry, credentials, discovery, review, resources, proposals',
   },
   { name: 'tool-routing', description: 'Routing rules, route preview and traces, tool execution' },
+  { name: 'flows', description: 'Flows: immutable versions, fixtures and tests, publish, activate, rollback, archive' },
+  {
+    name: 'executions',
+    description: 'Durable flow executions: queue, state, cancel, retry, resume, approvals, events, actions',
+  },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
@@ -51,6 +58,8 @@ export async function registerRuntime(
   registerAgentRoutes(rest, rt);
   registerSessionRoutes(rest, rt);
   registerKnowledgeRoutes(rest, rt);
+  registerFlowRoutes(rest, rt);
+  registerExecutionRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
   return rt;

@@ -1,0 +1,231 @@
+import { type Executor, fromJsonColumn } from '@keel/core';
+import { ModelCallError } from '@keel/models';
+import { loadAgent } from '../agents/agent-service.ts';
+import type { EngineDb } from '../db/schema.ts';
+import {
+  type DecideCall,
+  type FlowPlan,
+  type FlowPort,
+  FlowPortError,
+  type FlowStepRecord,
+  type GenerateCall,
+  type PortResult,
+  type ResourceCall,
+  type SpecialistCall,
+  type ToolCall,
+} from '../flows/index.ts';
+import type { ChatTurn } from '../providers/model-clients.ts';
+import { costPicos } from '../providers/pricing.ts';
+import { loadProvider } from '../providers/provider-service.ts';
+import type { RuntimeContext } from '../runtime/runtime-context.ts';
+import { inTransaction } from '../write.ts';
+import { insertEvent, insertSteps, listSteps } from './execution-store.ts';
+
+/** Who an execution runs for: its realm and (optionally) the agent whose provider serves its model nodes. */
+export interface ExecutionScope {
+  executionId: string;
+  realmId: string;
+  agentId: string | null;
+}
+
+/**
+ * Where a flow's tool and resource nodes go. The tool-server registry plugs in here (registered MCP tools); with
+ * nothing registered, every tool and resource is unknown and its node fails closed (TOOL_UNAVAILABLE, not
+ * retryable). A write call carries `call.idempotencyKey`, stable for the execution and step across retries and
+ * restarts: the invoker must pass it on so the tool side applies the effect once.
+ */
+export interface FlowToolInvoker {
+  callTool(scope: ExecutionScope, call: ToolCall): Promise<PortResult>;
+  readResource(scope: ExecutionScope, call: ResourceCall): Promise<PortResult>;
+}
+
+const unavailable = (what: string) =>
+  new FlowPortError('TOOL_UNAVAILABLE', `${what} is not available to this realm's flows`, false);
+
+function modelFailure(error: unknown): FlowPortError {
+  if (error instanceof FlowPortError) return error;
+  if (error instanceof ModelCallError)
+    return new FlowPortError(error.timedOut ? 'NODE_TIMEOUT' : 'MODEL_FAILED', error.message, error.retryable);
+  return new FlowPortError('MODEL_FAILED', 'the model call failed', true);
+}
+
+/** A model answer of an agent's provider for one node; its cost in picos. */
+async function complete(
+  rt: RuntimeContext,
+  realmId: string,
+  agentId: string | null,
+  messages: ChatTurn[],
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<{ content: string; costPicos: bigint }> {
+  if (agentId === null)
+    throw new FlowPortError('AGENT_REQUIRED', 'a model node needs the execution to name an agent', false);
+  const agent = await loadAgent(rt, realmId, agentId);
+  if (!agent) throw new FlowPortError('AGENT_REQUIRED', 'the agent of the execution no longer exists', false);
+  const provider = await loadProvider(rt, realmId, agent.aiProviderId);
+  if (!provider) throw new FlowPortError('AGENT_REQUIRED', 'the agent has no provider', false);
+  try {
+    const answer = await rt.models.complete(provider, messages, { timeoutMs, signal });
+    return {
+      content: answer.content,
+      costPicos: costPicos(provider.prices, { inputTokens: answer.inputTokens, outputTokens: answer.outputTokens }),
+    };
+  } catch (error) {
+    throw modelFailure(error);
+  }
+}
+
+const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/** Node types whose step is a pure function of the stored log and the input (no call, no wait, no choice). */
+const PURE_STEPS = new Set(['input', 'transform', 'condition', 'output']);
+
+/** The store port: the executor's port plus the steps it holds back until the next durable write. */
+export interface StorePort extends FlowPort {
+  /** Writes the held-back steps in `trx` (the worker's final state change), in save order. */
+  flushPending(trx: Executor<EngineDb>): Promise<void>;
+}
+
+/**
+ * The executor's port backed by the store: `saveStep` inserts the step and its event in one transaction on the
+ * write path (one at a time per execution, so event ids grow in save order), `loadSteps` reads the log back,
+ * model nodes call the agent's provider, tool and resource nodes go to the registered invoker.
+ *
+ * Steps of pure nodes (input, transform, condition, output) are held back and written with the next step that is not
+ * pure, or with the execution's final state: they call nothing outside, so if the process dies first they run
+ * again from the stored log with the same result, and every step that calls something (a tool, a model, an agent)
+ * or waits is stored, with everything before it, before the next step starts. `fresh` skips reading the log of
+ * an execution that has never run.
+ */
+export function createStorePort(
+  rt: RuntimeContext,
+  scope: ExecutionScope,
+  options: {
+    plans: ReadonlyMap<string, FlowPlan>;
+    tools: FlowToolInvoker | undefined;
+    nodeTimeoutMs: number;
+    fresh?: boolean;
+  },
+): StorePort {
+  /** A model node's answer: the agent's provider with the node's instructions as the system turn. */
+  const answer = async (
+    agentId: string | null,
+    call: { instructions: string; input: unknown; signal: AbortSignal },
+  ): Promise<PortResult> => {
+    const messages: ChatTurn[] = [
+      { role: 'system', content: call.instructions },
+      { role: 'user', content: asText(call.input) },
+    ];
+    const result = await complete(rt, scope.realmId, agentId, messages, call.signal, options.nodeTimeoutMs);
+    return { output: result.content, costPicos: result.costPicos };
+  };
+  let seq = 0;
+  let saving: Promise<unknown> = Promise.resolve();
+  let pending: FlowStepRecord[] = [];
+  const write = async (trx: Executor<EngineDb>, records: FlowStepRecord[]) => {
+    if (records.length === 0) return;
+    const now = new Date(rt.clock()).toISOString();
+    await insertSteps(
+      trx,
+      records.map((record) => ({
+        execution_id: scope.executionId,
+        key: record.key,
+        seq: ++seq,
+        record: JSON.stringify(record),
+        created_at: now,
+      })),
+    );
+    await insertEvent(
+      trx,
+      records.map((record) => ({
+        execution_id: scope.executionId,
+        type: `step.${record.phase}`,
+        data: JSON.stringify({
+          key: record.key,
+          node_id: record.node_id,
+          node_type: record.type,
+          attempts: record.attempts,
+          tool_calls: record.tool_calls,
+        }),
+        created_at: now,
+      })),
+    );
+  };
+  return {
+    async loadSteps(executionId) {
+      if (options.fresh) return [];
+      const rows = await listSteps(rt.db, executionId);
+      seq = rows.reduce((max, row) => Math.max(max, row.seq), 0);
+      return rows.map((row) => fromJsonColumn<FlowStepRecord>(row.record));
+    },
+    saveStep(_executionId, record) {
+      if (record.phase === 'done' && PURE_STEPS.has(record.type)) {
+        pending.push(record);
+        return Promise.resolve();
+      }
+      const save = saving.then(() => {
+        const records = [...pending, record];
+        pending = [];
+        return inTransaction(rt.engine, (trx) => write(trx, records));
+      });
+      saving = save.catch(() => undefined);
+      return save;
+    },
+    async flushPending(trx) {
+      await saving;
+      const records = pending;
+      pending = [];
+      await write(trx, records);
+    },
+    callTool: (call) =>
+      options.tools ? options.tools.callTool(scope, call) : Promise.reject(unavailable(`tool ${call.tool}`)),
+    readResource: (call) =>
+      options.tools
+        ? options.tools.readResource(scope, call)
+        : Promise.reject(unavailable(`resource ${call.resource}`)),
+    generate: (call: GenerateCall) => answer(scope.agentId, call),
+    async decide(call: DecideCall) {
+      const choices = call.choices.map((choice) => `- ${choice.key}: ${choice.description}`).join('\n');
+      const answer = await complete(
+        rt,
+        scope.realmId,
+        scope.agentId,
+        [
+          {
+            role: 'system',
+            content: `${call.instructions}\nChoose exactly one of these keys:\n${choices}\nAnswer with only a JSON object {"choice": "<key>", "confidence": <0..1>}.`,
+          },
+          { role: 'user', content: asText(call.input) },
+        ],
+        call.signal,
+        options.nodeTimeoutMs,
+      );
+      let parsed: { choice?: unknown; confidence?: unknown } = {};
+      try {
+        parsed = JSON.parse(answer.content.trim()) as typeof parsed;
+      } catch {
+        // Not JSON: resolveDecision takes the fallback choice (unknown_choice).
+      }
+      return {
+        choice: typeof parsed.choice === 'string' ? parsed.choice : '',
+        confidence: typeof parsed.confidence === 'number' ? parsed.confidence : 0,
+        costPicos: answer.costPicos,
+      };
+    },
+    runSpecialist: (call: SpecialistCall) => answer(call.agentId, call),
+    loadPlan: async (flowId, version) => options.plans.get(`${flowId}@${version}`),
+    now: () => rt.clock(),
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, ms);
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
+      }),
+  };
+}

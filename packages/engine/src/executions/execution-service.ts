@@ -1,0 +1,503 @@
+import { randomUUID } from 'node:crypto';
+import {
+  checkIdempotencyKey,
+  decodeCursor,
+  encodeCursor,
+  fromJsonColumn,
+  type IdempotentResponse,
+  toBoolean,
+  toIsoString,
+} from '@keel/core';
+import { loadAgent } from '../agents/agent-service.ts';
+import { type AgentSettings, effectiveSettings } from '../agents/agent-settings.ts';
+import { resolveRunnableVersion } from '../flows/flow-service.ts';
+import {
+  type ClientCapabilities,
+  clientAction,
+  type ExecutionState,
+  type FlowPlan,
+  type NormalizedAction,
+  type ResumeSignal,
+  transition,
+} from '../flows/index.ts';
+import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
+import { newId } from '../ids.ts';
+import { loadActivePrompt } from '../prompts/prompt-service.ts';
+import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
+import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import { inTransaction, runWrite } from '../write.ts';
+import {
+  type ExecutionEventRow,
+  type ExecutionRow,
+  findExecution,
+  insertEvent,
+  insertExecution,
+  listEvents,
+  listExecutionRows,
+  updateExecutionIf,
+} from './execution-store.ts';
+import { createExecutionWorker, type ExecutionWorker, hasCompensations } from './execution-worker.ts';
+
+/** Retries of a retryable failure an execution allows unless the request says otherwise. */
+export const DEFAULT_MAX_RETRIES = 3;
+
+export interface ExecutionInput {
+  flow_id: string;
+  version?: number | undefined;
+  agent_id?: string | undefined;
+  input?: Record<string, unknown> | undefined;
+  compensate_on_failure?: boolean | undefined;
+  max_retries?: number | undefined;
+}
+
+type Wait = { kind: string; wait_id: string; node_id: string; approval_id?: string; event?: string } & Record<
+  string,
+  unknown
+>;
+
+const json = <T>(value: unknown): T | null => (value === null || value === undefined ? null : fromJsonColumn<T>(value));
+
+export function toExecutionView(row: ExecutionRow) {
+  return {
+    id: row.id,
+    realm_id: row.realm_id,
+    flow_id: row.flow_id,
+    flow_version: row.flow_version,
+    agent_id: row.agent_id,
+    state: row.state as ExecutionState,
+    input: fromJsonColumn<Record<string, unknown>>(row.input),
+    action: json<Record<string, unknown>>(row.action),
+    error: json<{ code: string; message: string; node_id: string | null }>(row.error),
+    wait: json<Wait>(row.wait),
+    usage: json<Record<string, unknown>>(row.usage),
+    pinned: fromJsonColumn<Record<string, unknown>>(row.pinned),
+    compensate_on_failure: toBoolean(row.compensate),
+    compensation_pending: toBoolean(row.compensation_pending),
+    cancel_requested: toBoolean(row.cancel_requested),
+    attempts: row.attempts,
+    max_retries: row.max_retries,
+    run_at: toIsoString(row.run_at),
+    trace_id: row.trace_id,
+    created_at: toIsoString(row.created_at),
+    updated_at: toIsoString(row.updated_at),
+    started_at: row.started_at === null ? null : toIsoString(row.started_at),
+    finished_at: row.finished_at === null ? null : toIsoString(row.finished_at),
+  };
+}
+
+function eventView(row: ExecutionEventRow) {
+  return {
+    id: Number(row.id),
+    type: row.type,
+    data: fromJsonColumn<Record<string, unknown>>(row.data),
+    created_at: toIsoString(row.created_at),
+  };
+}
+
+/** Checks an execution input against the flow's input contract (required fields and field types). */
+function checkInput(plan: FlowPlan, input: Record<string, unknown>): void {
+  const contract = plan.contract.input;
+  if (!contract) return;
+  for (const field of contract.required ?? [])
+    if (!Object.hasOwn(input, field) || input[field] === null)
+      throw RuntimeErrors.invalid(`input.${field} is required by the flow's input contract`);
+  for (const [field, value] of Object.entries(input)) {
+    const declared = Object.hasOwn(contract.properties, field) ? contract.properties[field] : undefined;
+    if (!declared || value === null) continue;
+    const type = declared.type;
+    const ok =
+      type === 'array'
+        ? Array.isArray(value)
+        : type === 'object'
+          ? typeof value === 'object' && !Array.isArray(value)
+          : type === 'integer'
+            ? Number.isInteger(value)
+            : typeof value === type;
+    if (!ok) throw RuntimeErrors.invalid(`input.${field} must be ${type === 'integer' ? 'an integer' : `a ${type}`}`);
+  }
+}
+
+async function requireExecution(rt: RuntimeContext, realmId: string, id: string): Promise<ExecutionRow> {
+  const row = await findExecution(rt.db, realmId, id.toLowerCase());
+  if (!row) throw RuntimeErrors.notFound('Execution', id);
+  return row;
+}
+
+function wakeWorker(rt: RuntimeContext): void {
+  rt.extensions.executions?.wake();
+}
+
+/**
+ * Queues a durable execution of a flow: the active version (or a given published `version`), the agent's
+ * settings and active prompt version are pinned to it, so later changes never alter a run in progress.
+ */
+export async function createExecution(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  input: ExecutionInput,
+  idempotencyKey: unknown,
+  options: { operation?: string; runner?: SyncRunner } = {},
+): Promise<IdempotentResponse<unknown>> {
+  const realmId = requirePermission(principal, 'runtime:run');
+  const key = checkIdempotencyKey(idempotencyKey, false);
+  const { version, plan } = await resolveRunnableVersion(rt, realmId, input.flow_id, input.version);
+  const executionInput = input.input ?? {};
+  checkInput(plan, executionInput);
+  let settings: AgentSettings = effectiveSettings({});
+  let prompt: { id: string; version: number } | null = null;
+  let providerId: string | null = null;
+  if (input.agent_id !== undefined) {
+    const agent = await loadAgent(rt, realmId, input.agent_id);
+    if (!agent) throw RuntimeErrors.notFound('Agent', input.agent_id);
+    settings = agent.settings;
+    providerId = agent.aiProviderId;
+    if (agent.systemPromptId !== null) {
+      const active = await loadActivePrompt(rt, realmId, agent.systemPromptId);
+      if (active) prompt = { id: active.id, version: active.version };
+    }
+  }
+  // A synchronous execute creates the execution leased to its runner, so no worker takes it before it starts.
+  const lease = options.runner?.leaseFor(rt.clock());
+  const operation = options.operation ?? 'POST /api/v1/runtime/executions';
+  const outcome = await runWrite(
+    rt.engine,
+    key === undefined ? undefined : { scope: `${principal.keyId}|${operation}`, key, payload: input },
+    async (trx) => {
+      const now = nowIso(rt);
+      const row: ExecutionRow = {
+        id: newId(),
+        realm_id: realmId,
+        flow_id: input.flow_id.toLowerCase(),
+        flow_version: version,
+        agent_id: input.agent_id?.toLowerCase() ?? null,
+        session_id: null,
+        state: lease ? 'running' : 'queued',
+        input: JSON.stringify(executionInput),
+        settings: JSON.stringify(settings),
+        pinned: JSON.stringify({
+          flow: { id: input.flow_id.toLowerCase(), version, plan_hash: plan.hash },
+          prompt,
+          provider_id: providerId,
+        }),
+        signals: JSON.stringify({}),
+        wait: null,
+        action: null,
+        error: null,
+        usage: null,
+        compensate: input.compensate_on_failure ?? true,
+        compensation_pending: false,
+        cancel_requested: false,
+        attempts: 0,
+        max_retries: input.max_retries ?? DEFAULT_MAX_RETRIES,
+        claims: lease ? 1 : 0,
+        run_at: now,
+        lease_owner: lease?.owner ?? null,
+        lease_expires_at: lease?.until ?? null,
+        trace_id: randomUUID(),
+        created_by: principal.identityId,
+        created_at: now,
+        updated_at: now,
+        started_at: lease ? now : null,
+        finished_at: null,
+      };
+      await insertExecution(trx, row);
+      await insertEvent(trx, {
+        execution_id: row.id,
+        type: 'execution.queued',
+        data: JSON.stringify({
+          state: row.state,
+          flow_id: row.flow_id,
+          flow_version: version,
+          ...(lease ? { mode: 'sync' } : {}),
+        }),
+        created_at: now,
+      });
+      return { statusCode: 202, body: toExecutionView(row) };
+    },
+  );
+  if (!outcome.replayed && !options.runner) wakeWorker(rt);
+  return outcome;
+}
+
+const inlineRunners = new WeakMap<RuntimeContext, ExecutionWorker>();
+
+type SyncRunner = Pick<ExecutionWorker, 'runOne' | 'leaseFor'>;
+
+/** The worker that runs synchronous executes: this process's worker, or one that only runs those. */
+function syncRunner(rt: RuntimeContext): SyncRunner {
+  if (rt.extensions.executions) return rt.extensions.executions;
+  let runner = inlineRunners.get(rt);
+  if (!runner) {
+    runner = createExecutionWorker(rt, { ...rt.config.executions, concurrency: 1 });
+    inlineRunners.set(rt, runner);
+  }
+  return runner;
+}
+
+/**
+ * Executes a flow synchronously (`POST /flows/{id}/execute`): the execution is stored and pinned like a queued one,
+ * then run at once in this process, step by step through the same store; the answer is its state when the run
+ * stopped — succeeded, failed, or waiting (an approval, a delay, an event), from where workers continue it. A
+ * replay of an `Idempotency-Key` answers the same execution's current state.
+ */
+export async function executeFlow(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  flowId: string,
+  input: Omit<ExecutionInput, 'flow_id'>,
+  idempotencyKey: unknown,
+) {
+  const runner = syncRunner(rt);
+  const created = await createExecution(rt, principal, { ...input, flow_id: flowId }, idempotencyKey, {
+    operation: `POST /api/v1/runtime/flows/${flowId.toLowerCase()}/execute`,
+    runner,
+  });
+  if (created.statusCode >= 400) return created;
+  const id = (created.body as { id: string }).id;
+  if (!created.replayed && !(await runner.runOne(id))) wakeWorker(rt);
+  return { statusCode: 200, body: await getExecution(rt, principal, id), replayed: created.replayed };
+}
+
+export async function listExecutions(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  query: { limit: number; cursor?: string | undefined; state?: string | undefined; flow_id?: string | undefined },
+) {
+  const realmId = requirePermission(principal, 'config:read');
+  const invalid = () => RuntimeErrors.invalid('cursor is not a cursor of this list');
+  const position = decodeCursor('executions', query.cursor, ['string'] as const, invalid);
+  const rows = await listExecutionRows(rt.db, realmId, {
+    limit: query.limit,
+    before: position?.[0],
+    state: query.state,
+    flowId: query.flow_id?.toLowerCase(),
+  });
+  const page = rows.slice(0, query.limit);
+  return {
+    data: page.map(toExecutionView),
+    next_cursor: rows.length > query.limit ? encodeCursor('executions', [page.at(-1)!.id]) : null,
+  };
+}
+
+export async function getExecution(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
+  const realmId = requirePermission(principal, 'config:read');
+  return toExecutionView(await requireExecution(rt, realmId, id));
+}
+
+/**
+ * One compare-and-set on an execution with its event: `set` applies only while the row is still in `row.state`
+ * (what it was read in), and the event is written in the same transaction. Answers whether it applied.
+ */
+async function updateWithEvent(
+  rt: RuntimeContext,
+  row: ExecutionRow,
+  set: Record<string, unknown>,
+  event: { type: string; data: Record<string, unknown> },
+): Promise<boolean> {
+  const now = nowIso(rt);
+  return inTransaction(rt.engine, async (trx) => {
+    const changed = await updateExecutionIf(trx, row.id, { states: [row.state] }, { ...set, updated_at: now });
+    if (changed)
+      await insertEvent(trx, {
+        execution_id: row.id,
+        type: event.type,
+        data: JSON.stringify({ state: set.state ?? row.state, ...event.data }),
+        created_at: now,
+      });
+    return changed;
+  });
+}
+
+async function reread(rt: RuntimeContext, row: ExecutionRow) {
+  return toExecutionView((await findExecution(rt.db, row.realm_id, row.id))!);
+}
+
+/**
+ * Moves an execution from the state it was read in to `to` (a legal move of the state table, else 409), with
+ * `set` and an event: a concurrent move makes it a 409 instead of a lost update.
+ */
+async function move(
+  rt: RuntimeContext,
+  row: ExecutionRow,
+  to: ExecutionState,
+  set: Record<string, unknown>,
+  event: { type: string; data: Record<string, unknown> },
+) {
+  transition(row.state as ExecutionState, to);
+  if (!(await updateWithEvent(rt, row, { ...set, state: to }, event)))
+    throw RuntimeErrors.conflict(`Execution ${row.id} changed meanwhile: read it and try again`);
+  wakeWorker(rt);
+  return reread(rt, row);
+}
+
+/**
+ * Cancels an execution. Queued, waiting and retryable executions are cancelled at once; a running one is asked to
+ * stop (`cancel_requested`), and its worker cancels it before its next step. With `compensate_on_failure`, the
+ * completed steps' compensations then run (newest first) and the execution ends `compensated`.
+ */
+export async function cancelExecution(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
+  const realmId = requirePermission(principal, 'runtime:run');
+  const row = await requireExecution(rt, realmId, id);
+  if (row.state === 'running') {
+    const asked = await updateWithEvent(
+      rt,
+      row,
+      { cancel_requested: true },
+      { type: 'execution.cancel_requested', data: { requested_by: principal.identityId } },
+    );
+    if (!asked) return cancelExecution(rt, principal, id);
+    return reread(rt, row);
+  }
+  const pending = toBoolean(row.compensate) && (await hasCompensations(rt, row.id));
+  const now = nowIso(rt);
+  return move(
+    rt,
+    row,
+    'cancelled',
+    { cancel_requested: true, compensation_pending: pending, run_at: now, finished_at: now, wait: null },
+    { type: 'execution.cancelled', data: { requested_by: principal.identityId } },
+  );
+}
+
+/** Queues a retryable execution again after `retry_base_ms × 2^attempts`; 409 once `max_retries` are used. */
+export async function retryExecution(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
+  const realmId = requirePermission(principal, 'runtime:run');
+  const row = await requireExecution(rt, realmId, id);
+  transition(row.state as ExecutionState, 'queued');
+  if (row.state !== 'retryable_failure') throw RuntimeErrors.conflict(`Execution ${row.id} is ${row.state}`);
+  if (row.attempts >= row.max_retries)
+    throw RuntimeErrors.limit(`Execution ${row.id} used its ${row.max_retries} retries`);
+  const settings = fromJsonColumn<AgentSettings>(row.settings);
+  const runAt = new Date(rt.clock() + settings.retry_base_ms * 2 ** row.attempts).toISOString();
+  return move(
+    rt,
+    row,
+    'queued',
+    { attempts: row.attempts + 1, run_at: runAt, error: null },
+    { type: 'execution.retry', data: { attempt: row.attempts + 1, run_at: runAt } },
+  );
+}
+
+/**
+ * Resumes an execution queued on a wait: an event wait with the event (`event` must name the awaited event) and
+ * its payload, or a delay (it continues now instead of at its end). 409 for anything else.
+ */
+export async function resumeExecution(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  id: string,
+  input: { event?: string | undefined; payload?: Record<string, unknown> | undefined },
+) {
+  const realmId = requirePermission(principal, 'runtime:run');
+  const row = await requireExecution(rt, realmId, id);
+  const wait = json<Wait>(row.wait);
+  if (row.state !== 'queued' || wait === null || wait.kind === 'approval')
+    throw ExecutionResumeErrors.notWaiting(row.id);
+  const signals = fromJsonColumn<Record<string, ResumeSignal>>(row.signals);
+  if (wait.kind === 'event') {
+    if (input.event !== undefined && input.event !== wait.event)
+      throw RuntimeErrors.conflict(`Execution ${row.id} waits for the event ${wait.event}, not ${input.event}`);
+    signals[wait.wait_id] = { kind: 'event', payload: (input.payload ?? {}) as never };
+  }
+  const moved = await updateWithEvent(
+    rt,
+    row,
+    { signals: JSON.stringify(signals), run_at: nowIso(rt) },
+    {
+      type: 'execution.resumed',
+      data: { wait_id: wait.wait_id, kind: wait.kind, resumed_by: principal.identityId },
+    },
+  );
+  if (!moved) throw RuntimeErrors.conflict(`Execution ${row.id} changed meanwhile: read it and try again`);
+  wakeWorker(rt);
+  return reread(rt, row);
+}
+
+/** Approves or denies the approval an execution waits for; it then continues (on `next` or `on_deny`). */
+export async function decideApproval(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  id: string,
+  approvalId: string,
+  approved: boolean,
+  input: { reason?: string | undefined },
+) {
+  const realmId = requirePermission(principal, 'runtime:run');
+  const row = await requireExecution(rt, realmId, id);
+  const wait = json<Wait>(row.wait);
+  if (wait === null || wait.approval_id !== approvalId) throw RuntimeErrors.notFound('Approval', approvalId);
+  if (row.state !== 'waiting_for_approval') throw RuntimeErrors.conflict(`Approval ${approvalId} was decided`);
+  const signals = fromJsonColumn<Record<string, ResumeSignal>>(row.signals);
+  signals[wait.wait_id] = {
+    kind: 'approval',
+    approved,
+    ...(input.reason !== undefined ? { reason: input.reason } : {}),
+  };
+  // Running without a lease: the next worker poll claims it at once and the run continues after the approval.
+  return move(
+    rt,
+    row,
+    'running',
+    { signals: JSON.stringify(signals), wait: null, lease_owner: null, lease_expires_at: new Date(0).toISOString() },
+    {
+      type: approved ? 'approval.approved' : 'approval.denied',
+      data: {
+        approval_id: approvalId,
+        decided_by: principal.identityId,
+        ...(input.reason ? { reason: input.reason } : {}),
+      },
+    },
+  );
+}
+
+/** Events of an execution after event id `after` (oldest first, at most `limit`). */
+export async function listExecutionEvents(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  id: string,
+  after: number,
+  limit: number,
+) {
+  const realmId = requirePermission(principal, 'config:read');
+  const row = await requireExecution(rt, realmId, id);
+  const events = await listEvents(rt.db, row.id, after, limit);
+  return { execution: toExecutionView(row), events: events.map(eventView) };
+}
+
+/**
+ * The normalized actions an execution produced, oldest first (approval requests, the final action), each as the
+ * client receives it: handoff fields stripped and the downgrade rules applied for `capabilities`.
+ */
+export async function listExecutionActions(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  id: string,
+  capabilities: ClientCapabilities | undefined,
+) {
+  const realmId = requirePermission(principal, 'config:read');
+  const row = await requireExecution(rt, realmId, id);
+  const data: { event_id: number; state: string; action: Record<string, unknown>; created_at: string }[] = [];
+  let after = 0;
+  for (;;) {
+    const events = await listEvents(rt.db, row.id, after, 500);
+    for (const event of events) {
+      const view = eventView(event);
+      const action = view.data.action as NormalizedAction | undefined;
+      if (action && typeof action === 'object')
+        data.push({
+          event_id: view.id,
+          state: String(view.data.state),
+          action: clientAction(action, capabilities) as unknown as Record<string, unknown>,
+          created_at: view.created_at,
+        });
+    }
+    if (events.length < 500) break;
+    after = Number(events.at(-1)!.id);
+  }
+  return { execution_id: row.id, state: row.state as ExecutionState, data };
+}
+
+export const ExecutionResumeErrors = {
+  notWaiting: (id: string) =>
+    RuntimeErrors.conflict(`Execution ${id} is not waiting on an event or a delay: nothing to resume`),
+};

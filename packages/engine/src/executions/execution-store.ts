@@ -1,0 +1,225 @@
+import { dialectOf, type Executor } from '@keel/core';
+import type { ExpressionBuilder, Insertable, Selectable, Updateable } from 'kysely';
+import type { EngineDb } from '../db/schema.ts';
+import type { FlowExecutionEventTable, FlowExecutionStepTable, FlowExecutionTable } from './execution-tables.ts';
+
+export type ExecutionRow = Selectable<FlowExecutionTable>;
+export type ExecutionEventRow = Selectable<FlowExecutionEventTable>;
+
+export async function insertExecution(db: Executor<EngineDb>, row: Insertable<FlowExecutionTable>): Promise<void> {
+  await db.insertInto('flow_execution').values(row).execute();
+}
+
+/** An execution of the realm (undefined for an unknown id and another realm's alike). */
+export function findExecution(db: Executor<EngineDb>, realmId: string, id: string) {
+  return db
+    .selectFrom('flow_execution')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export function findExecutionById(db: Executor<EngineDb>, id: string) {
+  return db.selectFrom('flow_execution').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Executions of a realm, newest first, below the `before` id; `limit + 1` rows. */
+export function listExecutionRows(
+  db: Executor<EngineDb>,
+  realmId: string,
+  query: { limit: number; before?: string | undefined; state?: string | undefined; flowId?: string | undefined },
+) {
+  let q = db.selectFrom('flow_execution').selectAll().where('realm_id', '=', realmId);
+  if (query.before !== undefined) q = q.where('id', '<', query.before);
+  if (query.state !== undefined) q = q.where('state', '=', query.state);
+  if (query.flowId !== undefined) q = q.where('flow_id', '=', query.flowId);
+  return q
+    .orderBy('id', 'desc')
+    .limit(query.limit + 1)
+    .execute();
+}
+
+/**
+ * Updates an execution only while it is in one of `states` (and, with `leaseOwner`, still leased by it): the
+ * compare-and-set every state move goes through. Answers whether the row changed.
+ */
+export async function updateExecutionIf(
+  db: Executor<EngineDb>,
+  id: string,
+  expected: { states: readonly string[]; leaseOwner?: string },
+  set: Updateable<FlowExecutionTable>,
+): Promise<boolean> {
+  let q = db
+    .updateTable('flow_execution')
+    .set(set)
+    .where('id', '=', id)
+    .where('state', 'in', [...expected.states]);
+  if (expected.leaseOwner !== undefined) q = q.where('lease_owner', '=', expected.leaseOwner);
+  const result = await q.executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Executions a worker may take now: due queued ones, running ones whose lease expired, pending compensations. */
+function claimable(now: string) {
+  return (eb: ExpressionBuilder<EngineDb, 'flow_execution'>) =>
+    eb.or([
+      eb.and([eb('state', '=', 'queued'), eb('run_at', '<=', now)]),
+      eb.and([eb('state', '=', 'running'), eb('lease_expires_at', '<', now)]),
+      eb.and([
+        eb('state', 'in', ['cancelled', 'terminal_failure']),
+        eb('compensation_pending', '=', true),
+        eb('run_at', '<=', now),
+        eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]),
+      ]),
+    ]);
+}
+
+/**
+ * Claims up to `limit` executions for `owner` until `leaseUntil`: queued ones move to running. On PostgreSQL the
+ * candidates are locked with FOR UPDATE SKIP LOCKED, so concurrent workers never take the same row; on SQLite
+ * (one writer) each candidate is taken by a conditional update that only one worker can win.
+ */
+export async function claimExecutions(
+  db: Executor<EngineDb>,
+  claim: { owner: string; now: string; leaseUntil: string; limit: number },
+): Promise<ExecutionRow[]> {
+  const set = (eb: ExpressionBuilder<EngineDb, 'flow_execution'>) => ({
+    state: eb.case().when('state', '=', 'queued').then('running').else(eb.ref('state')).end(),
+    lease_owner: claim.owner,
+    lease_expires_at: claim.leaseUntil,
+    claims: eb('claims', '+', 1),
+    started_at: eb.fn.coalesce('started_at', eb.val(claim.now)),
+    updated_at: claim.now,
+  });
+  if (dialectOf(db) === 'postgres') {
+    return db
+      .updateTable('flow_execution')
+      .set(set)
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('flow_execution')
+          .select('id')
+          .where(claimable(claim.now))
+          .orderBy('run_at')
+          .limit(claim.limit)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .returningAll()
+      .execute();
+  }
+  const candidates = await db
+    .selectFrom('flow_execution')
+    .select('id')
+    .where(claimable(claim.now))
+    .orderBy('run_at')
+    .limit(claim.limit)
+    .execute();
+  const claimed: ExecutionRow[] = [];
+  for (const { id } of candidates) {
+    const row = await db
+      .updateTable('flow_execution')
+      .set(set)
+      .where('id', '=', id)
+      .where(claimable(claim.now))
+      .returningAll()
+      .executeTakeFirst();
+    if (row) claimed.push(row);
+  }
+  return claimed;
+}
+
+/** Claims one queued execution for `owner` (a synchronous run in the requesting process); undefined if taken. */
+export function claimQueuedExecution(
+  db: Executor<EngineDb>,
+  id: string,
+  claim: { owner: string; now: string; leaseUntil: string },
+) {
+  return db
+    .updateTable('flow_execution')
+    .set((eb) => ({
+      state: 'running',
+      lease_owner: claim.owner,
+      lease_expires_at: claim.leaseUntil,
+      claims: eb('claims', '+', 1),
+      started_at: claim.now,
+      updated_at: claim.now,
+    }))
+    .where('id', '=', id)
+    .where('state', '=', 'queued')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Extends a lease still held by `owner`; answers whether a cancel was requested, or undefined when it is lost. */
+export async function renewLease(
+  db: Executor<EngineDb>,
+  id: string,
+  owner: string,
+  leaseUntil: string,
+): Promise<{ cancelRequested: boolean } | undefined> {
+  const row = await db
+    .updateTable('flow_execution')
+    .set({ lease_expires_at: leaseUntil })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('state', 'in', ['running', 'cancelled', 'terminal_failure'])
+    .returning(['cancel_requested'])
+    .executeTakeFirst();
+  return row ? { cancelRequested: Boolean(row.cancel_requested) } : undefined;
+}
+
+/** Inserts step records (one statement for all of them). */
+export async function insertSteps(
+  db: Executor<EngineDb>,
+  rows: readonly Insertable<FlowExecutionStepTable>[],
+): Promise<void> {
+  if (rows.length > 0)
+    await db
+      .insertInto('flow_execution_step')
+      .values([...rows])
+      .execute();
+}
+
+/** The step log of an execution in save order. */
+export function listSteps(db: Executor<EngineDb>, executionId: string) {
+  return db
+    .selectFrom('flow_execution_step')
+    .select(['key', 'seq', 'record'])
+    .where('execution_id', '=', executionId)
+    .orderBy('seq')
+    .execute();
+}
+
+/** Inserts events (several in one statement, in array order, so their ids follow that order). */
+export async function insertEvent(
+  db: Executor<EngineDb>,
+  row: Insertable<FlowExecutionEventTable> | readonly Insertable<FlowExecutionEventTable>[],
+): Promise<void> {
+  const rows = Array.isArray(row) ? [...row] : [row as Insertable<FlowExecutionEventTable>];
+  if (rows.length > 0) await db.insertInto('flow_execution_event').values(rows).execute();
+}
+
+/** Events of an execution after the event id `after`, oldest first. */
+export function listEvents(db: Executor<EngineDb>, executionId: string, after: number, limit: number) {
+  return db
+    .selectFrom('flow_execution_event')
+    .selectAll()
+    .where('execution_id', '=', executionId)
+    .where('id', '>', after)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Executions of a flow that have not reached a final state (a flow with such executions is not deleted). */
+export async function countOpenExecutions(db: Executor<EngineDb>, flowId: string): Promise<number> {
+  const row = await db
+    .selectFrom('flow_execution')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('flow_id', '=', flowId)
+    .where('state', 'not in', ['succeeded', 'compensated', 'terminal_failure', 'cancelled'])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
