@@ -150,6 +150,7 @@ const STORE_BACKED_SERVICES = [
   'engine/src/catalog/order-service.ts',
   'engine/src/sessions/session-data-service.ts',
   'engine/src/flows/flow-service.ts',
+  'engine/src/flows/flow-promotion-service.ts',
   'engine/src/executions/execution-service.ts',
   'engine/src/executions/execution-worker.ts',
 ];

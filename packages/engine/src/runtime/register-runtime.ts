@@ -2,6 +2,7 @@ import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
+import { registerFlowPromotionRoutes } from '../flows/flow-promotion-routes.ts';
 import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
@@ -53,6 +54,7 @@ export async function registerRuntime(
   registerSessionRoutes(rest, rt);
   registerKnowledgeRoutes(rest, rt);
   registerFlowRoutes(rest, rt);
+  registerFlowPromotionRoutes(rest, rt);
   registerExecutionRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   return rt;
