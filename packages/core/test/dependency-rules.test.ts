@@ -151,6 +151,7 @@ const STORE_BACKED_SERVICES = [
   'engine/src/sessions/session-data-service.ts',
   'engine/src/flows/flow-service.ts',
   'engine/src/flows/flow-promotion-service.ts',
+  'engine/src/flows/flow-routing-service.ts',
   'engine/src/executions/execution-service.ts',
   'engine/src/executions/execution-worker.ts',
 ];

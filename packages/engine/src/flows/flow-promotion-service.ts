@@ -22,6 +22,7 @@ import {
   listPromotionRows,
   upsertBinding,
 } from './flow-promotion-store.ts';
+import { invalidCursor, requireFlow } from './flow-service.ts';
 import { findFlow, findFlowVersion } from './flow-store.ts';
 
 const outOfOrder = createError(
@@ -67,12 +68,6 @@ function toPromotionView(row: FlowPromotionRow) {
   };
 }
 
-async function requireFlowOf(rt: RuntimeContext, realmId: string, id: string) {
-  const flow = await findFlow(rt.db, realmId, id.toLowerCase());
-  if (!flow) throw RuntimeErrors.notFound('Flow', id);
-  return flow;
-}
-
 /**
  * Promotes a flow version to an environment. `development` binds a published version (`version`, default the
  * active version, else the newest published one); `qa`, `uat` and `production` take the version bound in the stage
@@ -88,7 +83,7 @@ export async function promoteFlow(
 ): Promise<IdempotentResponse<unknown>> {
   const realmId = requirePermission(principal, 'config:write');
   const key = checkIdempotencyKey(idempotencyKey, false);
-  const flow = await requireFlowOf(rt, realmId, id);
+  const flow = await requireFlow(rt, realmId, id);
   return runWrite<unknown>(
     rt.engine,
     key === undefined
@@ -167,11 +162,9 @@ export async function listPromotions(
   query: { limit: number; cursor?: string | undefined },
 ) {
   const realmId = requirePermission(principal, 'config:read');
-  const flow = await requireFlowOf(rt, realmId, id);
+  const flow = await requireFlow(rt, realmId, id);
   const kind = `flow-promotions|${flow.id}`;
-  const position = decodeCursor(kind, query.cursor, ['string'] as const, () =>
-    RuntimeErrors.invalid('cursor is not a cursor of this list: send the next_cursor of the previous page'),
-  );
+  const position = decodeCursor(kind, query.cursor, ['string'] as const, invalidCursor);
   const rows = await listPromotionRows(rt.db, flow.id, { limit: query.limit, before: position?.[0] });
   const page = rows.slice(0, query.limit);
   return {

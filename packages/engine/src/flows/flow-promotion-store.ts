@@ -1,7 +1,7 @@
 import type { Executor } from '@keel/core';
 import type { Insertable, Selectable } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
-import type { FlowBindingTable, FlowPromotionTable } from './flow-promotion-tables.ts';
+import type { FlowBindingTable, FlowPromotionTable } from './flow-routing-tables.ts';
 
 export type FlowBindingRow = Selectable<FlowBindingTable>;
 export type FlowPromotionRow = Selectable<FlowPromotionTable>;

@@ -4,6 +4,7 @@ import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
 import { registerFlowPromotionRoutes } from '../flows/flow-promotion-routes.ts';
 import { registerFlowRoutes } from '../flows/flow-routes.ts';
+import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
@@ -55,6 +56,7 @@ export async function registerRuntime(
   registerKnowledgeRoutes(rest, rt);
   registerFlowRoutes(rest, rt);
   registerFlowPromotionRoutes(rest, rt);
+  registerFlowRoutingRoutes(rest, rt);
   registerExecutionRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   return rt;

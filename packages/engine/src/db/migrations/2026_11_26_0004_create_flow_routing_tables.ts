@@ -1,8 +1,9 @@
 import { columnTypes } from '@keel/core';
 import type { Kysely } from 'kysely';
 
-// Flow promotion (issue 13): which published version each environment (development → qa → uat → production) of a
-// flow is bound to, and the append-only record of every promotion that moved a binding.
+// Flow promotion and routing (issue 13): which published version each environment (development → qa → uat →
+// production) of a flow is bound to, the append-only record of every promotion, the routing profile of a flow
+// (overrides the routing manifest of its config) and the routing policy of a realm.
 export async function up(db: Kysely<any>): Promise<void> {
   const t = columnTypes(db);
   const id = 'varchar(36)';
@@ -35,8 +36,36 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', t.timestamp, (c) => c.notNull())
     .execute();
   await db.schema.createIndex('flow_promotion_flow').on('flow_promotion').columns(['flow_id', 'id']).execute();
+
+  await db.schema
+    .createTable('flow_routing_profile')
+    .addColumn('flow_id', id, (c) => c.primaryKey().references('flow.id').onDelete('cascade'))
+    .addColumn('realm_id', id, (c) => c.notNull())
+    .addColumn('profile', t.json, (c) => c.notNull())
+    .addColumn('updated_by', id, (c) => c.notNull())
+    .addColumn('updated_at', t.timestamp, (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createIndex('flow_routing_profile_realm')
+    .on('flow_routing_profile')
+    .columns(['realm_id', 'flow_id'])
+    .execute();
+
+  await db.schema
+    .createTable('flow_routing_policy')
+    .addColumn('realm_id', id, (c) => c.primaryKey())
+    // `automatic` (route by intent) or `explicit` (only a named flow, else the fallback).
+    .addColumn('mode', 'varchar(16)', (c) => c.notNull())
+    .addColumn('compatibility_fallback', 'boolean', (c) => c.notNull())
+    .addColumn('fallback_flow_id', id)
+    // 0–100, two decimals: the share of subjects that get a flow's canary (newest published above active) version.
+    .addColumn('canary_percentage', t.double, (c) => c.notNull())
+    .addColumn('updated_by', id, (c) => c.notNull())
+    .addColumn('updated_at', t.timestamp, (c) => c.notNull())
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['flow_promotion', 'flow_binding']) await db.schema.dropTable(table).ifExists().execute();
+  for (const table of ['flow_routing_policy', 'flow_routing_profile', 'flow_promotion', 'flow_binding'])
+    await db.schema.dropTable(table).ifExists().execute();
 }

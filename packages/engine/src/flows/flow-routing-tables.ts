@@ -1,5 +1,6 @@
-// The flow promotion tables (migration 2026_11_26_0004), merged into EngineDb.
+// The flow promotion and routing tables (migration 2026_11_26_0004), merged into EngineDb.
 type Timestamp = string | Date;
+type Bool = boolean | number;
 
 export interface FlowBindingTable {
   flow_id: string;
@@ -24,9 +25,30 @@ export interface FlowPromotionTable {
   created_at: Timestamp;
 }
 
+export interface FlowRoutingProfileTable {
+  flow_id: string;
+  realm_id: string;
+  profile: unknown;
+  updated_by: string;
+  updated_at: Timestamp;
+}
+
+export interface FlowRoutingPolicyTable {
+  realm_id: string;
+  /** `automatic` or `explicit`. */
+  mode: string;
+  compatibility_fallback: Bool;
+  fallback_flow_id: string | null;
+  canary_percentage: number;
+  updated_by: string;
+  updated_at: Timestamp;
+}
+
 declare module '../db/schema.ts' {
   interface EngineDb {
     flow_binding: FlowBindingTable;
     flow_promotion: FlowPromotionTable;
+    flow_routing_profile: FlowRoutingProfileTable;
+    flow_routing_policy: FlowRoutingPolicyTable;
   }
 }
