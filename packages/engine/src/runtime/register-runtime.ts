@@ -2,6 +2,7 @@ import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
+import { registerFlowDraftRoutes } from '../flows/flow-draft-routes.ts';
 import { registerFlowPromotionRoutes } from '../flows/flow-promotion-routes.ts';
 import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
@@ -57,6 +58,7 @@ export async function registerRuntime(
   registerFlowRoutes(rest, rt);
   registerFlowPromotionRoutes(rest, rt);
   registerFlowRoutingRoutes(rest, rt);
+  registerFlowDraftRoutes(rest, rt);
   registerExecutionRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   return rt;
