@@ -80,7 +80,7 @@ function planCache(rt: RuntimeContext): Map<string, FlowPlan> {
   return cache;
 }
 
-function invalidCursor() {
+export function invalidCursor() {
   return RuntimeErrors.invalid('cursor is not a cursor of this list: send the next_cursor of the previous page');
 }
 
@@ -243,7 +243,7 @@ async function compileForRealm(
   return compileFlow(config, { ...options, resolveSubflow: (id, v) => plans.get(`${id}@${v}`) });
 }
 
-async function requireFlow(rt: RuntimeContext, realmId: string, id: string): Promise<FlowRow> {
+export async function requireFlow(rt: RuntimeContext, realmId: string, id: string): Promise<FlowRow> {
   const row = await findFlow(rt.db, realmId, id.toLowerCase());
   if (!row) throw RuntimeErrors.notFound('Flow', id);
   return row;

@@ -57,6 +57,19 @@ export {
   truthy,
   validateExpression,
 } from './flow-expressions.ts';
+export {
+  canaryBucket,
+  DEFAULT_MINIMUM_CONFIDENCE,
+  DEFAULT_POLICY,
+  inCanary,
+  type RouteDecision,
+  type RoutingCandidate,
+  type RoutingManifest,
+  type RoutingPolicy,
+  routeMessage,
+  scoreCandidate,
+  words,
+} from './flow-router.ts';
 export * from './flow-schemas.ts';
 export {
   canTransition,
