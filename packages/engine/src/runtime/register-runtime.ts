@@ -1,5 +1,6 @@
 import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
+import { registerAnonymousRoutes } from '../anonymous/anonymous-routes.ts';
 import type { EngineContext } from '../context.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
@@ -20,10 +21,11 @@ export const RUNTIME_TAGS = [
   { name: 'agents', description: 'Agent configuration and profile rules' },
   { name: 'sessions', description: 'Sessions, messages, resume tokens, typed state, user context, summaries' },
   { name: 'knowledge', description: 'Provenance-aware knowledge and search' },
+  { name: 'data', description: 'Anonymous events: PII removed and identifiers pseudonymized before storage' },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
-export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`) use a short-lived
+export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`) use a short-lived
 bearer token (scheme \`runtimeToken\`) from \`POST /api/v1/auth/token\` (\`access_key\` + \`secret_key\`); merchant keys do not work there and
 runtime tokens do not work on catalog routes. A realm is the isolation boundary: the token's realm scopes every call, and an id from
 another realm is a 404 like an unknown one; \`realm_id\` in a body must be the token's realm (403). Roles: owner > admin > developer >
@@ -45,6 +47,7 @@ export async function registerRuntime(
   registerAgentRoutes(rest, rt);
   registerSessionRoutes(rest, rt);
   registerKnowledgeRoutes(rest, rt);
+  registerAnonymousRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   return rt;
 }
