@@ -19,6 +19,7 @@ const ALL = [
   'engine-runtime',
   'flow-engine',
   'tool-routing',
+  'anonymous-ingest',
 ];
 const ARGS: Record<string, string[]> = { 'detect-quality': ['--report'] };
 const NODE_FLAGS: Record<string, string[]> = { 'geo-measure': ['--expose-gc'] };

@@ -1,7 +1,9 @@
 // Anonymous data: ingestion (single and batch) stores nothing guard's detector finds, identifiers only as keyed
 // pseudonyms; idempotent replay and conflict; limits; roles; realm isolation; query pages and summary counts.
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { hmacPads, pseudonym } from '../src/anonymous/anonymous-service.ts';
 import { createPiiScrubber } from '../src/anonymous/pii-scrubber.ts';
 import { allPages, tamperCursor } from './cursor-pages.ts';
 import { type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
@@ -194,6 +196,45 @@ for (const target of testDatabaseTargets()) {
       assert.equal(foreignSummary.body.total, 0);
       const summary = await engine.call('GET', '/api/v1/data/summary', { token: viewer });
       assert.equal(summary.body.total, 1);
+    });
+
+    test('the pseudonymization key rotates after 30 days and the old key is overwritten, not kept', async () => {
+      const engine = await shared.fresh();
+      const token = engine.a.token;
+      const first = await engine.call('POST', '/api/v1/data/events', {
+        token,
+        body: { type: 'x', subject_id: 'u-42' },
+      });
+      assert.match(first.body.subject, /^p1_/);
+      const keyBefore = await engine.ctx.db
+        .selectFrom('anonymous_pseudonym_key')
+        .selectAll()
+        .where('realm_id', '=', engine.a.realmId)
+        .executeTakeFirstOrThrow();
+      assert.ok(!keyBefore.key_sealed.includes(engine.a.realmId));
+      engine.advance(31 * 24 * 3600 * 1000);
+      const fresh = (await engine.exchange(engine.a.accessKey, engine.a.secretKey)).body.access_token;
+      const later = await engine.call('POST', '/api/v1/data/events', {
+        token: fresh,
+        body: { type: 'x', subject_id: 'u-42' },
+      });
+      assert.equal(later.status, 201, JSON.stringify(later.body));
+      assert.match(later.body.subject, /^p2_/);
+      assert.notEqual(later.body.subject.slice(3), first.body.subject.slice(3));
+      const keys = await engine.ctx.db
+        .selectFrom('anonymous_pseudonym_key')
+        .selectAll()
+        .where('realm_id', '=', engine.a.realmId)
+        .execute();
+      assert.equal(keys.length, 1, 'only the current key exists');
+      assert.equal(keys[0]!.version, 2);
+      assert.notEqual(keys[0]!.key_sealed, keyBefore.key_sealed);
+      // The pseudonym is HMAC-SHA256 (RFC 2104), the same as node's createHmac.
+      const key = Buffer.alloc(32, 9);
+      assert.equal(
+        pseudonym({ version: 3, ...hmacPads(key) }, 'subject', 'u-42'),
+        `p3_${createHmac('sha256', key).update('subject\nu-42').digest('hex').slice(0, 32)}`,
+      );
     });
 
     test('query filters and pages every event once; summary counts by type and bucket', async () => {

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { fromJsonColumn, IdempotencyErrors, payloadHash, sha256Hex, toIsoString } from '@keel/core';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
@@ -43,13 +43,20 @@ export interface AnonymousEventInput {
   idempotency_key?: string | undefined;
 }
 
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Timestamps this area writes are already `toISOString()` text (SQLite hands them back as written). */
+function iso(value: string | Date): string {
+  return typeof value === 'string' && ISO_UTC.test(value) ? value : toIsoString(value);
+}
+
 export function toAnonymousEventView(row: AnonymousEventRow) {
   return {
     id: row.id,
     type: row.type,
     source: row.source,
-    occurred_at: toIsoString(row.occurred_at),
-    received_at: toIsoString(row.received_at),
+    occurred_at: iso(row.occurred_at),
+    received_at: iso(row.received_at),
     subject: row.subject,
     session: row.session,
     properties: fromJsonColumn<Record<string, PropertyValue>>(row.properties),
@@ -60,9 +67,13 @@ export type AnonymousEventView = ReturnType<typeof toAnonymousEventView>;
 
 interface RealmKey {
   version: number;
-  key: Buffer;
+  /** The key XOR HMAC's inner and outer pads (RFC 2104), computed once per key. */
+  innerPad: Buffer;
+  outerPad: Buffer;
   createdAt: number;
   readAt: number;
+  /** Pseudonyms computed under this key (bounded; dropped with the key). */
+  memo: Map<string, string>;
 }
 
 /** What anonymous ingestion keeps per process: guard's detector and the realms' current pseudonymization keys. */
@@ -110,9 +121,10 @@ async function realmKey(rt: RuntimeContext, realmId: string): Promise<RealmKey> 
     }
     const entry = {
       version: row.version,
-      key: Buffer.from(rt.secrets.decrypt(row.key_sealed), 'hex'),
+      ...hmacPads(Buffer.from(rt.secrets.decrypt(row.key_sealed), 'hex')),
       createdAt,
       readAt: now,
+      memo: new Map<string, string>(),
     };
     if (state.keys.size > 10_000) state.keys.clear();
     state.keys.set(realmId, entry);
@@ -121,13 +133,45 @@ async function realmKey(rt: RuntimeContext, realmId: string): Promise<RealmKey> 
   throw RuntimeErrors.conflict('The pseudonymization key is being rotated: retry');
 }
 
-/** `p<version>_<32 hex>`: HMAC-SHA256 of the kind and identifier under the realm's current key. */
-function pseudonym(key: RealmKey, kind: 'subject' | 'session', value: string): string {
-  return `p${key.version}_${createHmac('sha256', key.key).update(`${kind}\n${value}`).digest('hex').slice(0, 32)}`;
+/** HMAC-SHA256's padded keys (RFC 2104) for a key of at most 64 bytes. */
+export function hmacPads(key: Buffer): { innerPad: Buffer; outerPad: Buffer } {
+  const innerPad = Buffer.alloc(64, 0x36);
+  const outerPad = Buffer.alloc(64, 0x5c);
+  for (let i = 0; i < key.length; i++) {
+    innerPad[i]! ^= key[i]!;
+    outerPad[i]! ^= key[i]!;
+  }
+  return { innerPad, outerPad };
 }
 
-function checkOccurredAt(value: string | undefined, now: number, index: number | undefined): string {
-  if (value === undefined) return new Date(now).toISOString();
+/**
+ * `p<version>_<32 hex>`: HMAC-SHA256 (RFC 2104) of the kind and identifier under the realm's current key, computed
+ * as two one-shot hashes over the pads prepared once per key (several times faster than a `createHmac` per value,
+ * which sets the key up each time); the test checks it against `createHmac`.
+ */
+export function pseudonym(
+  key: Pick<RealmKey, 'version' | 'innerPad' | 'outerPad'>,
+  kind: 'subject' | 'session',
+  value: string,
+): string {
+  const inner = hash('sha256', Buffer.concat([key.innerPad, Buffer.from(`${kind}\n${value}`)]), 'buffer');
+  return `p${key.version}_${hash('sha256', Buffer.concat([key.outerPad, inner]), 'hex').slice(0, 32)}`;
+}
+
+/** `pseudonym`, remembered per key for identifiers seen again (sessions and subjects repeat across events). */
+function pseudonymOf(key: RealmKey, kind: 'subject' | 'session', value: string): string {
+  const memoKey = `${kind}\n${value}`;
+  let known = key.memo.get(memoKey);
+  if (known === undefined) {
+    known = pseudonym(key, kind, value);
+    if (key.memo.size >= 20_000) key.memo.clear();
+    key.memo.set(memoKey, known);
+  }
+  return known;
+}
+
+function checkOccurredAt(value: string | undefined, now: number, nowText: string, index: number | undefined): string {
+  if (value === undefined) return nowText;
   const at = Date.parse(value);
   const where = index === undefined ? 'occurred_at' : `events/${index}/occurred_at`;
   if (Number.isNaN(at)) throw RuntimeErrors.invalid(`${where} must be a date-time`);
@@ -160,7 +204,7 @@ function sanitize(
   const scrubbed = state.scrubber.scrubAll(texts);
   const receivedAt = new Date(now).toISOString();
   return inputs.map((input, i) => {
-    const occurredAt = checkOccurredAt(input.occurred_at, now, batch ? i : undefined);
+    const occurredAt = checkOccurredAt(input.occurred_at, now, receivedAt, batch ? i : undefined);
     let redactions = 0;
     const properties: Record<string, PropertyValue> = {};
     for (const e of entries[i]!) {
@@ -184,8 +228,8 @@ function sanitize(
       occurred_at: occurredAt,
       occurred_hour: `${occurredAt.slice(0, 13)}:00:00.000Z`,
       occurred_day: occurredAt.slice(0, 10),
-      subject: input.subject_id === undefined ? null : pseudonym(key, 'subject', input.subject_id),
-      session: input.session_id === undefined ? null : pseudonym(key, 'session', input.session_id),
+      subject: input.subject_id === undefined ? null : pseudonymOf(key, 'subject', input.subject_id),
+      session: input.session_id === undefined ? null : pseudonymOf(key, 'session', input.session_id),
       properties: JSON.stringify(properties),
       redactions,
       idempotency_hash: input.idempotency_key === undefined ? null : sha256Hex(`${realmId}\n${input.idempotency_key}`),
