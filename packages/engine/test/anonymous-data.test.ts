@@ -6,7 +6,13 @@ import { describe, test } from 'node:test';
 import { hmacPads, pseudonym } from '../src/anonymous/anonymous-service.ts';
 import { createPiiScrubber } from '../src/anonymous/pii-scrubber.ts';
 import { allPages, tamperCursor } from './cursor-pages.ts';
-import { type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
+import {
+  type RuntimeUnderTest,
+  setupAgent,
+  sharedRuntime,
+  startUpstream,
+  testDatabaseTargets,
+} from './runtime-helper.ts';
 
 const PII = {
   email: 'jane.doe@example.com',
@@ -196,6 +202,53 @@ for (const target of testDatabaseTargets()) {
       assert.equal(foreignSummary.body.total, 0);
       const summary = await engine.call('GET', '/api/v1/data/summary', { token: viewer });
       assert.equal(summary.body.total, 1);
+    });
+
+    test('chat turns record session user and assistant events without the chat text, only from then on', async (t) => {
+      const engine = await shared.fresh();
+      const upstream = await startUpstream(t, () => ({
+        content: 'Write to support@acme-outdoor.com for trail shoes.',
+      }));
+      const ids = await setupAgent(engine, engine.a, upstream.url);
+      const token = engine.a.token;
+      const session = await engine.call('POST', '/api/v1/runtime/sessions', {
+        token,
+        body: { agent_id: ids.agentId, channel: 'web' },
+      });
+      assert.equal(session.status, 201);
+      const before = await engine.call('GET', '/api/v1/data/query?source=runtime', { token });
+      assert.deepEqual(before.body.data, [], 'nothing is backfilled');
+      const chat = await engine.call('POST', '/api/v1/runtime/ai/chat', {
+        token,
+        body: {
+          agent_id: ids.agentId,
+          session_id: session.body.session_id,
+          resume_token: session.body.resume_token,
+          messages: [{ role: 'user', content: `I am ${PII.email}, call me at ${PII.phone} about trail shoes` }],
+          metadata: { variables: { shop: 'Acme Outdoor' } },
+        },
+      });
+      assert.equal(chat.status, 200, JSON.stringify(chat.body));
+      const events = await engine.call('GET', '/api/v1/data/query?source=runtime', { token });
+      assert.deepEqual(events.body.data.map((e: any) => e.type).sort(), [
+        'session_assistant_message',
+        'session_user_message',
+      ]);
+      for (const event of events.body.data) {
+        assert.match(event.session, /^p1_/);
+        assert.equal(event.properties.agent_id, ids.agentId);
+      }
+      const stored = JSON.stringify(
+        await engine.ctx.db
+          .selectFrom('anonymous_event')
+          .selectAll()
+          .where('realm_id', '=', engine.a.realmId)
+          .execute(),
+      );
+      for (const text of [PII.email, PII.phone, 'trail shoes', 'support@acme-outdoor.com', session.body.session_id])
+        assert.ok(!stored.includes(text), `${text} stored`);
+      const foreign = await engine.call('GET', '/api/v1/data/query?source=runtime', { token: engine.b.token });
+      assert.deepEqual(foreign.body.data, []);
     });
 
     test('the pseudonymization key rotates after 30 days and the old key is overwritten, not kept', async () => {

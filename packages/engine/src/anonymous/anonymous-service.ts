@@ -1,5 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
-import { fromJsonColumn, IdempotencyErrors, payloadHash, sha256Hex, toIsoString } from '@keel/core';
+import { type Executor, fromJsonColumn, IdempotencyErrors, payloadHash, sha256Hex, toIsoString } from '@keel/core';
+import type { EngineDb } from '../db/schema.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
@@ -275,6 +276,27 @@ export async function recordAnonymousEvents(
     return { statusCode: 201, body: chosen };
   });
   return { events: body.map((c) => toAnonymousEventView(c.row)), replayed: body.map((c) => c.replayed) };
+}
+
+/**
+ * Rows for events the engine records itself (source `catalog` or `runtime`), sanitized like client events, for the
+ * caller to write with `writeOwnAnonymousEvents` in the transaction of the business write they describe: nothing
+ * is recorded for writes that roll back, and nothing earlier is ever backfilled. Callers pass no free text
+ * (no chat text, no customer or payment details): ids, kinds and counts.
+ */
+export async function prepareOwnAnonymousEvents(
+  rt: RuntimeContext,
+  realmId: string,
+  source: Exclude<AnonymousSource, 'api'>,
+  inputs: readonly AnonymousEventInput[],
+): Promise<AnonymousEventRow[]> {
+  const now = rt.clock();
+  return sanitize(stateOf(rt), await realmKey(rt, realmId), realmId, source, inputs, now, true);
+}
+
+/** Writes rows from `prepareOwnAnonymousEvents` in the caller's transaction. */
+export function writeOwnAnonymousEvents(trx: Executor<EngineDb>, rows: readonly AnonymousEventRow[]): Promise<void> {
+  return insertAnonymousEvents(trx, rows);
 }
 
 /** POST /api/v1/data/events (operator+). */
