@@ -21,6 +21,7 @@ const ALL = [
   'flow-durable',
   'tool-routing',
   'tool-execution',
+  'anonymous-ingest',
 ];
 const ARGS: Record<string, string[]> = { 'detect-quality': ['--report'] };
 const NODE_FLAGS: Record<string, string[]> = { 'geo-measure': ['--expose-gc'] };

@@ -19,6 +19,8 @@ export interface EngineProcess {
   /** The REST listener. */
   url: string;
   boot: EngineBoot;
+  /** The engine process's id (to read its CPU time from /proc). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -60,6 +62,7 @@ export async function startEngine(extraEnv: Record<string, string> = {}): Promis
   return {
     url,
     boot,
+    pid: child.pid!,
     stop: async () => {
       if (child.exitCode === null) {
         child.kill('SIGTERM');

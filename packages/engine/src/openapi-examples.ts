@@ -363,6 +363,25 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   },
   'POST /api/v1/runtime/knowledge/search': { body: { query: 'shipping to Norway', tags: ['shipping'], limit: 5 } },
   'DELETE /api/v1/runtime/knowledge/{id}': { params: { id: E.knowledge } },
+  'POST /api/v1/data/events': {
+    body: {
+      type: 'product_view',
+      subject_id: 'customer-4821',
+      session_id: 'web-7f3a',
+      properties: { product_sku: 'TENT-2P', list: 'search', position: 3 },
+      idempotency_key: 'view-7f3a-0001',
+    },
+  },
+  'POST /api/v1/data/events/batch': {
+    body: {
+      events: [
+        { type: 'search', session_id: 'web-7f3a', properties: { query: 'two person tent', results: 12 } },
+        { type: 'cart_created', session_id: 'web-7f3a', properties: { items: 1 }, idempotency_key: 'cart-7f3a' },
+      ],
+    },
+  },
+  'GET /api/v1/data/query': { query: { type: 'product_view', limit: 20 } },
+  'GET /api/v1/data/summary': { query: { bucket: 'day', type: 'product_view' } },
   'POST /api/v1/runtime/execute': {
     body: {
       session_id: E.session,

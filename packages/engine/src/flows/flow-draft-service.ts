@@ -1,9 +1,9 @@
 import { AppError, createError } from '@keel/core';
+import { ModelCallError } from '@keel/models';
 import { Compile } from 'typebox/compile';
 import { loadAgent } from '../agents/agent-service.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { catalogTools } from '../mcp/catalog-mcp.ts';
-import { ModelCallError } from '../providers/model-clients.ts';
 import { loadProvider } from '../providers/provider-service.ts';
 import { ACTION_TYPES } from '../runtime/actions.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';

@@ -1,6 +1,7 @@
 import { claimIdempotencyKey, type IdempotencyClaim, type IdempotentResponse } from '@keel/core';
 import { estimateTokens, ModelCallError } from '@keel/models';
 import { type AgentRuntime, loadAgent, resolveAgent } from '../agents/agent-service.ts';
+import { prepareOwnAnonymousEvents, writeOwnAnonymousEvents } from '../anonymous/anonymous-service.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { realmHasKnowledge, searchKnowledgeRows } from '../knowledge/knowledge-service.ts';
@@ -504,7 +505,29 @@ async function execute(
       created_at: createdAt,
     };
     const retain = agent.settings.data_handling === 'standard';
+    // Anonymous events of the turn (issue 15): the session's user and assistant messages, by role and action only.
+    const anonymous = session
+      ? await prepareOwnAnonymousEvents(rt, realmId, 'runtime', [
+          ...turnRequest.messages
+            .filter((turn) => turn.role === 'user')
+            .map(() => ({
+              type: 'session_user_message',
+              session_id: session.id,
+              properties: { agent_id: agent.id, channel },
+            })),
+          ...(action.content !== null && outcome.status === 'succeeded'
+            ? [
+                {
+                  type: 'session_assistant_message',
+                  session_id: session.id,
+                  properties: { agent_id: agent.id, action_type: action.type },
+                },
+              ]
+            : []),
+        ])
+      : [];
     await inTransaction(rt.engine, async (trx) => {
+      await writeOwnAnonymousEvents(trx, anonymous);
       await insertExecution(trx, {
         id: executionId,
         realm_id: realmId,

@@ -1,5 +1,6 @@
 import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
+import { registerAnonymousRoutes } from '../anonymous/anonymous-routes.ts';
 import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
 import { registerFlowDraftRoutes } from '../flows/flow-draft-routes.ts';
@@ -36,10 +37,11 @@ export const RUNTIME_TAGS = [
     name: 'executions',
     description: 'Durable flow executions: queue, state, cancel, retry, resume, approvals, events, actions',
   },
+  { name: 'data', description: 'Anonymous events: PII removed and identifiers pseudonymized before storage' },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
-export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`) use a short-lived
+export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`) use a short-lived
 bearer token (scheme \`runtimeToken\`) from \`POST /api/v1/auth/token\` (\`access_key\` + \`secret_key\`); merchant keys do not work there and
 runtime tokens do not work on catalog routes. A realm is the isolation boundary: the token's realm scopes every call, and an id from
 another realm is a 404 like an unknown one; \`realm_id\` in a body must be the token's realm (403). Roles: owner > admin > developer >
@@ -66,6 +68,7 @@ export async function registerRuntime(
   registerFlowRoutingRoutes(rest, rt);
   registerFlowDraftRoutes(rest, rt);
   registerExecutionRoutes(rest, rt);
+  registerAnonymousRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
   return rt;

@@ -11,8 +11,8 @@ import {
 import type { Client } from '@modelcontextprotocol/client';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
-import { cursorAfterId, idPage } from '../runtime/runtime-cursor.ts';
 import { nowIso } from '../runtime/runtime-context.ts';
+import { cursorAfterId, idPage } from '../runtime/runtime-cursor.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { inTransaction } from '../write.ts';
 import {

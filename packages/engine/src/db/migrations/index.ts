@@ -6,6 +6,7 @@ import * as createFlowTables from './2026_11_26_0001_create_flow_tables.ts';
 import * as createExecutionTables from './2026_11_26_0002_create_execution_tables.ts';
 import * as createToolServerTables from './2026_11_26_0003_create_tool_server_tables.ts';
 import * as createFlowRoutingTables from './2026_11_26_0004_create_flow_routing_tables.ts';
+import * as createAnonymousEventTables from './2026_11_26_0005_create_anonymous_event_tables.ts';
 
 /** The engine's migrations, in the order they run (the catalog's, then the runtime's). */
 export const engineMigrations: MigrationSet = {
@@ -16,4 +17,5 @@ export const engineMigrations: MigrationSet = {
   '2026_11_26_0002_create_execution_tables': createExecutionTables,
   '2026_11_26_0003_create_tool_server_tables': createToolServerTables,
   '2026_11_26_0004_create_flow_routing_tables': createFlowRoutingTables,
+  '2026_11_26_0005_create_anonymous_event_tables': createAnonymousEventTables,
 };
