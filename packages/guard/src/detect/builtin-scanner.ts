@@ -25,6 +25,7 @@ import {
   scanUrlCredentials,
 } from './password-detectors.ts';
 import { type BuiltinSelection, ScanState } from './scan-state.ts';
+import { CATALOGUE_START, isDotPrefixWord } from './secret-catalogue.ts';
 import { scanPrivateKey, scanSecretAt } from './secret-detectors.ts';
 import { isHexCode } from './text-features.ts';
 import type { Candidate } from './types.ts';
@@ -103,31 +104,11 @@ function hasInnerSecretWord(t: string, i: number, j: number): boolean {
 }
 
 /**
- * SECRET_START[first * 128 + second] is 1 for the first two characters of a literal secret prefix (AKIA, ASIA,
- * AIza, gh?_, github_pat_, glpat-, sk-, rk_, xox?-, xapp-, eyJ, npm_, pypi-, GOCSPX-).
+ * SECRET_START[first * 128 + second] is 1 for the first two characters of a literal secret prefix: every prefix of
+ * the vendor catalogue (secret-catalogue.ts) and the structured formats (sk-, sk_/rk_, xox?-, xapp-, ey…).
  */
-const SECRET_START = new Uint8Array(128 * 128);
-for (const p of [
-  'AK',
-  'AS',
-  'AB',
-  'AC',
-  'A3',
-  'AI',
-  'gh',
-  'gi',
-  'gl',
-  'sk',
-  'rk',
-  'xo',
-  'xa',
-  'ey',
-  'np',
-  'py',
-  'GO',
-]) {
-  SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
-}
+const SECRET_START = CATALOGUE_START.slice();
+for (const p of ['sk', 'rk', 'xo', 'xa', 'ey']) SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
 /**
  * Lower-case first letters of prefixes that begin a single long word (ghp_…, sk_live_…, xoxb…, eyJ…): such words
  * never take the plain-word shortcut. npm_… tokens are 40 characters long and are caught by the length limit.
@@ -145,8 +126,9 @@ function isPlainWord(t: string, i: number, j: number, c0: number): boolean {
   const len = j - i;
   if (len <= MAX_TRIGGER_LENGTH && TRIGGER_SHAPES[shapeOf(c0, t.charCodeAt(j - 1), len)] === 1) return false;
   const next = t.charCodeAt(j);
-  if (next === 44 || next === 46 || next === 10 || next === 41 || next === 59 || next === 33 || next === 63)
-    return true;
+  // hvs.…, dp.pt.…, sl.…: vendor tokens whose prefix is a short word and a dot.
+  if (next === 46) return len > 3 || !isDotPrefixWord(t, i, len);
+  if (next === 44 || next === 10 || next === 41 || next === 59 || next === 33 || next === 63) return true;
   if (next !== 32) return false;
   const p = i > 0 ? t.charCodeAt(i - 1) : 0;
   if (p === 45 || p === 60 || p === 58) return false;
