@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { crc32 } from 'node:zlib';
 import { SECRET_FORMATS } from '../src/detect/secret-catalogue.ts';
-import { builtinDetector, reported } from './fixtures/builtin-detector.ts';
+import { reported, scoreOf } from './fixtures/builtin-detector.ts';
 
 /** A deterministic pseudo-random string over `alphabet` (xorshift, so every run builds the same values). */
 function draw(alphabet: string, n: number, seed: number): string {
@@ -57,19 +57,6 @@ function bech32Encode(hrp: string, data: number[]): string {
   const mod = polymod([...expanded, ...data, 0, 0, 0, 0, 0, 0]) ^ 1;
   const checksum = [0, 1, 2, 3, 4, 5].map((i) => (mod >>> (5 * (5 - i))) & 31);
   return `${hrp}1${[...data, ...checksum].map((v) => charset[v]).join('')}`;
-}
-
-function scoreOf(text: string, value: string): number {
-  const candidates = builtinDetector.scan(text);
-  const d = builtinDetector
-    .decide(
-      text,
-      candidates,
-      candidates.map((c) => ({ score: c.localAiScore, source: 'LOCAL' as const })),
-    )
-    .detections.find((x) => x.value === value);
-  assert.ok(d, `${value} not reported in ${JSON.stringify(text)}`);
-  return Number(d.confidence_score);
 }
 
 function assertFound(text: string, type: string, value: string): void {

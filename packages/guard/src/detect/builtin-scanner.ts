@@ -8,6 +8,7 @@ import { scanCjkKeywords } from './cjk-keywords.ts';
 import { scanAttachedMysqlPassword, scanEchoPipe, scanNetUser, scanPgpassLine } from './command-credentials.ts';
 import { scanCredentialColumn } from './credential-columns.ts';
 import { LOGIN_WORDS, SECRET_MENTION_WORDS, scanLoginPair, scanSecretMention } from './credential-prose.ts';
+import { scanWallet } from './crypto-wallets.ts';
 import { scanEmail } from './email-detector.ts';
 import { checkDeadline } from './errors.ts';
 import { scanIban } from './iban-detector.ts';
@@ -243,8 +244,18 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
   }
   if (isDigit(c0)) {
     // 12345678Z (DNI), 131052-308T (HETU): national ids led by digits.
-    if ((j - i === 9 && isUpper(t.charCodeAt(j - 1))) || (j - i === 6 && (next === 45 || next === 43 || next === 65))) {
+    // 1EG4TE5MK73 / 1EG4-TE5-MK73 (US MBI).
+    if (
+      (j - i === 9 && isUpper(t.charCodeAt(j - 1))) ||
+      (j - i === 6 && (next === 45 || next === 43 || next === 65)) ||
+      ((j - i === 11 || (j - i === 4 && next === 45)) && isUpper(t.charCodeAt(i + 1)))
+    ) {
       r = scanDigitLedId(st, i);
+      if (r > 0) return r;
+    }
+    // Bitcoin base58 (1…, 3…) and Ethereum (0x…) addresses.
+    if (j - i >= 26 && (c0 === 49 || c0 === 51 ? j - i <= 35 : j - i === 42 && c0 === 48)) {
+      r = scanWallet(st, i, j);
       if (r > 0) return r;
     }
     // host:5432:database:user:password (~/.pgpass); not times (12:30:45), whose next field is a number too.
@@ -261,6 +272,11 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
     return Math.max(r, j);
   }
   const c1 = t.charCodeAt(i + 1);
+  // bc1…/tb1… segwit addresses.
+  if (j - i >= 42 && (c0 === 98 || c0 === 116) && t.charCodeAt(i + 2) === 49) {
+    r = scanWallet(st, i, j);
+    if (r > 0) return r;
+  }
   if (c0 < 128 && c1 < 128 && SECRET_START[c0 * 128 + c1] === 1) {
     r = scanSecretAt(st, i, c0);
     if (r > 0) return r;

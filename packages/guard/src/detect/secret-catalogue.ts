@@ -266,8 +266,8 @@ interface CompiledFormat {
   readonly named: boolean;
 }
 
-/** Rows by the first two characters of each prefix (the prefilter). */
-const BY_START = new Map<number, CompiledFormat[]>();
+/** Rows by the first two characters of each prefix (the prefilter), indexed by first * 128 + second. */
+const BY_START: (CompiledFormat[] | undefined)[] = new Array(128 * 128);
 /** SECRET_START[first * 128 + second] is 1 when some prefix of the catalogue starts with those two characters. */
 export const CATALOGUE_START = new Uint8Array(128 * 128);
 
@@ -278,8 +278,8 @@ for (const row of SECRET_FORMATS) {
   for (const prefix of row.prefixes) {
     const key = prefix.charCodeAt(0) * 128 + prefix.charCodeAt(1);
     CATALOGUE_START[key] = 1;
-    const list = BY_START.get(key) ?? [];
-    BY_START.set(key, list);
+    const list = BY_START[key] ?? [];
+    BY_START[key] = list;
     // Longer prefixes first, so A3T… is tried before A3-… and the most specific row wins.
     const named = lex !== undefined && (row.baseAdjust ?? 0) < 0;
     list.push({ row, prefix, body, lex, examples, named });
@@ -373,7 +373,7 @@ export function fakeBody(body: string, h: number): boolean {
  */
 export function scanCatalogueAt(st: ScanState, i: number): number {
   const t = st.text;
-  const rows = BY_START.get(t.charCodeAt(i) * 128 + t.charCodeAt(i + 1));
+  const rows = BY_START[t.charCodeAt(i) * 128 + t.charCodeAt(i + 1)];
   if (!rows) return -1;
   for (const f of rows) {
     if (!t.startsWith(f.prefix, i) || !st.sel.enabled.has(f.row.type)) continue;
@@ -408,7 +408,7 @@ export function scanCatalogueAt(st: ScanState, i: number): number {
  * and body are (the key-based password detectors leave such values to the catalogue, which knows their format).
  */
 export function cataloguePrefixAt(t: string, i: number): boolean {
-  const rows = BY_START.get(t.charCodeAt(i) * 128 + t.charCodeAt(i + 1));
+  const rows = BY_START[t.charCodeAt(i) * 128 + t.charCodeAt(i + 1)];
   if (!rows) return false;
   for (const f of rows) {
     if (!t.startsWith(f.prefix, i)) continue;
