@@ -210,4 +210,22 @@ describe('vendor secret catalogue', () => {
     assertFound(`twilio api key: ${sid}`, 'GENERIC_PASSWORD', sid);
     assert.deepEqual(reported(`row ${sid}`), []);
   });
+
+  test('webhook URLs are credentials as a whole (Slack, Microsoft Teams, Discord); the documented stand-in is a URL', () => {
+    const slack = `https://hooks.slack.com/services/T${draw(UPPER_ALNUM, 10, 90)}/B${draw(UPPER_ALNUM, 10, 91)}/${draw(ALNUM, 24, 92)}`;
+    assertFound(`notify: ${slack}\n`, 'SLACK_TOKEN', slack);
+    const uuid = (seed: number) => [8, 4, 4, 4, 12].map((n, k) => draw(HEX, n, seed + k)).join('-');
+    const teams = `https://acme.webhook.office.com/webhookb2/${uuid(93)}@${uuid(94)}/IncomingWebhook/${draw(HEX, 32, 95)}/${uuid(96)}`;
+    assertFound(`"url": "${teams}"`, 'GENERIC_PASSWORD', teams);
+    const discord = `https://discord.com/api/webhooks/${draw('0123456789', 18, 97)}/${draw(B64URL, 68, 98)}`;
+    assertFound(`DISCORD_WEBHOOK=${discord}`, 'GENERIC_PASSWORD', discord);
+    const doc = 'https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX';
+    assert.deepEqual(
+      reported(doc).filter((r) => !r.startsWith('URL:')),
+      [],
+    );
+    assert.deepEqual(reported('https://hooks.slack.com/services/short'), [
+      'URL:https://hooks.slack.com/services/short',
+    ]);
+  });
 });

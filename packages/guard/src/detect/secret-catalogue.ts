@@ -359,6 +359,11 @@ function periodic(body: string, max: number): boolean {
   return false;
 }
 
+/** A catalogue body that stands in for a secret: low entropy, a placeholder word, or a repeated run or unit. */
+function standIn(body: string, h: number): boolean {
+  return fakeBody(body, h) || longRun(body, 8) || periodic(body, 8);
+}
+
 /** True when a secret's random part (with entropy h) is a placeholder or clearly not random (xxxx, 1111, "EXAMPLE"). */
 export function fakeBody(body: string, h: number): boolean {
   if (body.length >= 12 && h < 2.5) return true;
@@ -383,7 +388,7 @@ export function scanCatalogueAt(st: ScanState, i: number): number {
     const end = f.body.lastIndex;
     const body = t.slice(from, end);
     const h = shannonEntropy(body);
-    const placeholder = f.examples.has(body) || fakeBody(body, h) || longRun(body, 8) || periodic(body, 8);
+    const placeholder = f.examples.has(body) || standIn(body, h);
     // The prefix and the body's alphabet and length are the format's structure check; a checksum, where the
     // format has one, must pass too (a failed one leaves the token neutral: test and hand-made tokens exist).
     const valid = f.row.checksum ? placeholder || checksumOf(f.row.checksum, t.slice(i, end), body) : true;
@@ -418,4 +423,70 @@ export function cataloguePrefixAt(t: string, i: number): boolean {
     if (f.body.test(t)) return true;
   }
   return false;
+}
+
+/** A credential that is a whole URL: a vendor's webhook address, whose path is the secret. */
+export interface WebhookFormat {
+  readonly type: string;
+  readonly vendor: string;
+  /** The host, or with a leading dot any host under that domain. */
+  readonly host: string;
+  /** The path after the host, anchored; its last segment is the secret part. */
+  readonly path: RegExp;
+}
+
+/** Webhook URLs that work without any other credential: whoever holds one can post as the integration. */
+export const WEBHOOK_FORMATS: readonly WebhookFormat[] = Object.freeze([
+  {
+    type: 'SLACK_TOKEN',
+    vendor: 'Slack',
+    host: 'hooks.slack.com',
+    path: /\/(?:services|workflows|triggers)\/[A-Za-z0-9+/]{43,56}(?![A-Za-z0-9+/])/,
+  },
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Microsoft Teams',
+    host: '.webhook.office.com',
+    path: /\/webhookb2\/[a-z0-9-]{36}@[a-z0-9-]{36}\/IncomingWebhook\/[a-z0-9]{32}\/[a-z0-9-]{36}(?:\/[A-Za-z0-9_-]{20,80})?/i,
+  },
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Discord',
+    host: 'discord.com',
+    path: /\/api\/webhooks\/[0-9]{17,20}\/[A-Za-z0-9_-]{60,68}(?![A-Za-z0-9_-])/,
+  },
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Discord',
+    host: 'discordapp.com',
+    path: /\/api\/webhooks\/[0-9]{17,20}\/[A-Za-z0-9_-]{60,68}(?![A-Za-z0-9_-])/,
+  },
+] satisfies WebhookFormat[]);
+
+const WEBHOOK_PATHS = WEBHOOK_FORMATS.map((w) => new RegExp(w.path.source, `y${w.path.flags}`));
+
+/**
+ * A webhook URL whose host is [hostStart, hostEnd) and whose scheme starts at `start`: emits it whole as the
+ * vendor's credential and returns its end, or -1 when the host and path are no webhook's (or a stand-in's).
+ */
+export function scanWebhookUrl(st: ScanState, start: number, hostStart: number, hostEnd: number): number {
+  const t = st.text;
+  for (let k = 0; k < WEBHOOK_FORMATS.length; k++) {
+    const w = WEBHOOK_FORMATS[k]!;
+    const ok = w.host.startsWith('.')
+      ? hostEnd - hostStart > w.host.length && t.slice(hostEnd - w.host.length, hostEnd).toLowerCase() === w.host
+      : hostEnd - hostStart === w.host.length && t.slice(hostStart, hostEnd).toLowerCase() === w.host;
+    if (!ok || !st.sel.enabled.has(w.type)) continue;
+    const path = WEBHOOK_PATHS[k]!;
+    path.lastIndex = hostEnd;
+    if (!path.test(t)) continue;
+    const end = path.lastIndex;
+    const secret = t.slice(t.lastIndexOf('/', end - 1) + 1, end);
+    const h = shannonEntropy(secret);
+    // The documentation's stand-in (T00000000/B00000000/XXXX…) is an ordinary URL.
+    if (standIn(secret, h) || /X{8}|0{8}/.test(t.slice(hostEnd, end))) return -1;
+    st.emit(w.type, start, end, evidence({ valid: true, strength: randomness(h), context: 0 }));
+    return end;
+  }
+  return -1;
 }
