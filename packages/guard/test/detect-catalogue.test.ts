@@ -228,4 +228,36 @@ describe('vendor secret catalogue', () => {
       'URL:https://hooks.slack.com/services/short',
     ]);
   });
+
+  test('vendors without a prefix are found by the key that names them, in their format only (hex included)', () => {
+    const cases: [string, string][] = [
+      ['DATADOG_API_KEY=', draw(HEX, 32, 100)],
+      ['"discordToken" =>', `"${draw(HEX, 64, 101)}"`],
+      ['dropbox_token:', draw(LOWER_ALNUM, 15, 102)],
+      ['twitter_api_secret =', `"${draw(ALNUM, 50, 103)}"`],
+      [
+        'HEROKU_API_KEY=',
+        `${draw(HEX, 8, 104)}-${draw(HEX, 4, 105)}-${draw(HEX, 4, 106)}-${draw(HEX, 4, 107)}-${draw(HEX, 12, 108)}`,
+      ],
+      ['plaid_secret:', draw(HEX, 30, 109)],
+      ['mailchimp_api_key =', `"${draw(HEX, 32, 110)}-us14"`],
+    ];
+    for (const [key, value] of cases) {
+      const bare = value.replaceAll('"', '');
+      assertFound(`${key} ${value}`, 'GENERIC_PASSWORD', bare);
+    }
+    // The key names the vendor, the value is not in its format: a label, an id, a stand-in.
+    for (const text of [
+      'DATADOG_API_KEY = "my-datadog-key"',
+      `discord_token: ${draw(HEX, 40, 111)}`,
+      'mailchimp_api_key = "abc-us14"',
+      `DATADOG_API_KEY=${'ab'.repeat(16)}`,
+    ]) {
+      assert.deepEqual(
+        reported(text).filter((r) => r.startsWith('GENERIC_PASSWORD:')),
+        [],
+        text,
+      );
+    }
+  });
 });

@@ -490,3 +490,90 @@ export function scanWebhookUrl(st: ScanState, start: number, hostStart: number, 
   }
   return -1;
 }
+
+/**
+ * Vendors whose tokens carry no prefix: the key that holds the value names the vendor (`DATADOG_API_KEY`,
+ * `"discordToken" =>`), and the value must have the vendor's format. A value outside it is a stand-in or something
+ * else (a chat id, a label, a client id), not the vendor's token.
+ */
+export interface KeyedFormat {
+  readonly vendor: string;
+  /** Matched against the key name (case-insensitive). */
+  readonly key: RegExp;
+  /** The whole value. */
+  readonly value: RegExp;
+}
+
+export const KEYED_FORMATS: readonly KeyedFormat[] = Object.freeze([
+  // Telegram bot tokens: the bot's numeric id, a colon, 35 base64url characters.
+  { vendor: 'Telegram', key: /telegram/i, value: /^\d{8,10}:[A-Za-z0-9_-]{35}$/ },
+  // Mailchimp API keys: 32 hex digits and the data-center suffix.
+  { vendor: 'Mailchimp', key: /mailchimp/i, value: /^[0-9a-f]{32}-us\d{1,2}$/ },
+  // Datadog API keys (32 hex) and application keys (40).
+  { vendor: 'Datadog', key: /datadog|\bdd_(?:api|app)/i, value: /^(?:[a-f0-9]{32}|[a-z0-9]{40})$/ },
+  // Discord bot tokens (64 hex, legacy) and OAuth client secrets (32 base64url).
+  { vendor: 'Discord', key: /discord/i, value: /^(?:[a-f0-9]{64}|[A-Za-z0-9_-]{32})$/ },
+  // Dropbox legacy app tokens (15) and long-lived tokens (11 + ten A + 43).
+  { vendor: 'Dropbox', key: /dropbox/i, value: /^(?:[a-z0-9]{15}|[a-z0-9]{11}A{10}[A-Za-z0-9_=-]{43})$/ },
+  // Twitter / X consumer keys (25), consumer and access secrets (45–50), access tokens (user id - 20–40).
+  {
+    vendor: 'Twitter',
+    key: /twitter|\btwtr/i,
+    value: /^(?:[A-Za-z0-9]{25}|[A-Za-z0-9]{45}|[A-Za-z0-9]{50}|\d{15,25}-[A-Za-z0-9]{20,40})$/,
+  },
+  // Heroku API keys (v1) and HubSpot private keys: UUIDs.
+  { vendor: 'Heroku', key: /heroku/i, value: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i },
+  { vendor: 'HubSpot', key: /hubspot/i, value: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i },
+  // 32-hex API keys and client secrets.
+  {
+    vendor: 'Adobe, Algolia, Codecov, Flickr, Linear, Bittrex',
+    key: /adobe|algolia|codecov|flickr|linear|bittrex/i,
+    value: /^[a-f0-9]{32}$/,
+  },
+  // 40-hex keys: Zendesk, SendBird, Cisco Meraki.
+  { vendor: 'Zendesk, SendBird, Cisco Meraki', key: /zendesk|sendbird|meraki/i, value: /^[a-z0-9]{40}$/ },
+  // Sentry user tokens and FreshBooks access tokens (64 hex), New Relic user API ids.
+  { vendor: 'Sentry, FreshBooks', key: /sentry|freshbooks/i, value: /^[a-f0-9]{64}$/ },
+  // Lower-case alphanumeric tokens of fixed length.
+  { vendor: 'Mattermost', key: /mattermost/i, value: /^[a-z0-9]{26}$/ },
+  { vendor: 'MessageBird', key: /messagebird|message_bird|message-bird/i, value: /^[a-z0-9]{25}$/ },
+  { vendor: 'Travis CI', key: /travis/i, value: /^[a-z0-9]{22}$/ },
+  { vendor: 'Twitch', key: /twitch/i, value: /^[a-z0-9]{30}$/ },
+  { vendor: 'Etsy', key: /etsy/i, value: /^[a-z0-9]{24}$/ },
+  { vendor: 'Finnhub, Finicity', key: /finnhub|finicity/i, value: /^(?:[a-z0-9]{20}|[a-f0-9]{32})$/ },
+  { vendor: 'Asana', key: /asana/i, value: /^[a-z0-9]{32}$/ },
+  { vendor: 'Bitbucket', key: /bitbucket/i, value: /^(?:[a-z0-9]{32}|[a-z0-9_=-]{64})$/ },
+  // Plaid secrets (30 hex), client ids (24 hex) and access tokens (access-<environment>-<UUID>).
+  {
+    vendor: 'Plaid',
+    key: /plaid/i,
+    value:
+      /^(?:[a-f0-9]{30}|[a-f0-9]{24}|access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/,
+  },
+  {
+    vendor: 'KuCoin',
+    key: /kucoin/i,
+    value: /^(?:[a-f0-9]{24}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/,
+  },
+  { vendor: 'Contentful', key: /contentful/i, value: /^[A-Za-z0-9=_-]{43}$/ },
+  { vendor: 'New York Times', key: /nytimes|newyorktimes|\bnyt/i, value: /^[A-Za-z0-9=_-]{32}$/ },
+] satisfies KeyedFormat[]);
+
+/** The keyed format of a vendor the key name names, or undefined. */
+export function keyedFormatFor(keyName: string): KeyedFormat | undefined {
+  for (const f of KEYED_FORMATS) if (f.key.test(keyName)) return f;
+  return undefined;
+}
+
+/**
+ * The value [start, end) of a key that names a vendor with a keyed format: reports it as a GENERIC_PASSWORD when it
+ * fits (a stand-in in the format is reported as a placeholder). Returns true when it fits.
+ */
+export function emitKeyedValue(st: ScanState, format: KeyedFormat, start: number, end: number): boolean {
+  const v = st.text.slice(start, end);
+  if (!format.value.test(v)) return false;
+  const h = shannonEntropy(v);
+  const placeholder = standIn(v, h);
+  st.emit('GENERIC_PASSWORD', start, end, evidence({ valid: true, placeholder, context: 1, strength: randomness(h) }));
+  return true;
+}
