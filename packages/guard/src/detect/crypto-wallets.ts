@@ -22,6 +22,11 @@ const WALLET_WORDS = lexicon(
   [],
 );
 
+function hasLetter(t: string, i: number, j: number): boolean {
+  for (let k = i; k < j; k++) if (t.charCodeAt(k) >= 65) return true;
+  return false;
+}
+
 function emitWallet(st: ScanState, i: number, j: number, valid: boolean | null): number {
   const context = polarityBefore(st.text, i, 40, WALLET_WORDS);
   st.emit('CRYPTO_WALLET', i, j, evidence({ valid, context, strength: 1, ambiguity: valid ? 0 : 0.2 }));
@@ -46,7 +51,8 @@ export function scanWallet(st: ScanState, i: number, j: number): number {
     return emitWallet(st, i, j, mixed ? true : null);
   }
   if (c0 === 49 || c0 === 51) {
-    if (len < 26 || len > 35) return -1;
+    // A base58 address mixes letters in; a long run of digits (an id, a timestamp) is not one.
+    if (len < 26 || len > 35 || !hasLetter(t, i, j)) return -1;
     return base58CheckAddressValid(t.slice(i, j)) ? emitWallet(st, i, j, true) : -1;
   }
   if (len < 42 || len > 62 || !/^(?:bc|tb)1/.test(t.slice(i, i + 3))) return -1;

@@ -253,44 +253,42 @@ export function scanDigitId(st: ScanState, start: number, end: number, digits: s
   // The check digits first (arithmetic on the digits), then one look for a naming word, only when some type fits.
   const fits = FITS;
   fits.length = 0;
-  const fit = (type: string, valid: boolean | null): void => {
-    if (st.sel.enabled.has(type)) fits.push(type, valid);
-  };
+  const on = st.sel.enabled;
   switch (len) {
     case 8:
-      if (auTfnValid(digits)) fit('AU_TFN', true);
+      if (on.has('AU_TFN') && auTfnValid(digits)) fits.push('AU_TFN', true);
       break;
     case 9:
-      if (auTfnValid(digits)) fit('AU_TFN', true);
-      if (auAcnValid(digits)) fit('AU_ACN', true);
-      if (abaRoutingValid(digits)) fit('ABA_ROUTING_NUMBER', true);
-      if (itinValid(digits)) fit('US_ITIN', true);
-      fit('US_PASSPORT', null);
+      if (on.has('AU_TFN') && auTfnValid(digits)) fits.push('AU_TFN', true);
+      if (on.has('AU_ACN') && auAcnValid(digits)) fits.push('AU_ACN', true);
+      if (on.has('ABA_ROUTING_NUMBER') && abaRoutingValid(digits)) fits.push('ABA_ROUTING_NUMBER', true);
+      if (on.has('US_ITIN') && itinValid(digits)) fits.push('US_ITIN', true);
+      if (on.has('US_PASSPORT')) fits.push('US_PASSPORT', null);
       break;
     case 10:
-      if (auMedicareValid(digits)) fit('AU_MEDICARE', true);
-      if (npiValid(digits)) fit('US_NPI', true);
+      if (on.has('AU_MEDICARE') && auMedicareValid(digits)) fits.push('AU_MEDICARE', true);
+      if (on.has('US_NPI') && npiValid(digits)) fits.push('US_NPI', true);
       break;
     case 11:
-      if (turkishIdValid(digits)) fit('TR_NATIONAL_ID', true);
-      if (deTaxIdValid(digits)) fit('DE_TAX_ID', true);
-      if (auAbnValid(digits)) fit('AU_ABN', true);
-      if (auMedicareValid(digits)) fit('AU_MEDICARE', true);
+      if (on.has('TR_NATIONAL_ID') && turkishIdValid(digits)) fits.push('TR_NATIONAL_ID', true);
+      if (on.has('DE_TAX_ID') && deTaxIdValid(digits)) fits.push('DE_TAX_ID', true);
+      if (on.has('AU_ABN') && auAbnValid(digits)) fits.push('AU_ABN', true);
+      if (on.has('AU_MEDICARE') && auMedicareValid(digits)) fits.push('AU_MEDICARE', true);
       break;
     case 12:
       // Tracking and account numbers share the card's 4-4-4 grouping, and one in ten passes Verhoeff: the name decides.
-      if (digits.charCodeAt(0) >= 50 && verhoeffValid(digits)) fit('IN_AADHAAR', true);
+      if (on.has('IN_AADHAAR') && digits.charCodeAt(0) >= 50 && verhoeffValid(digits)) fits.push('IN_AADHAAR', true);
       break;
     case 13: {
-      const rrn = krRrnParts(digits);
-      if (rrn.date) fit('KR_RRN', rrn.checked ? true : null);
-      if (thaiIdValid(digits)) fit('TH_TNIN', true);
+      const rrn = on.has('KR_RRN') ? krRrnParts(digits) : NO_RRN;
+      if (rrn.date) fits.push('KR_RRN', rrn.checked ? true : null);
+      if (on.has('TH_TNIN') && thaiIdValid(digits)) fits.push('TH_TNIN', true);
       break;
     }
   }
   // A bank account number has no check digit of its own: a plain digit run that the word names, not a card.
-  if (raw === digits && st.sel.enabled.has('US_BANK_NUMBER') && !(cardSchemeFits(digits) && luhnValid(digits)))
-    fit('US_BANK_NUMBER', null);
+  if (raw === digits && on.has('US_BANK_NUMBER') && !(cardSchemeFits(digits) && luhnValid(digits)))
+    fits.push('US_BANK_NUMBER', null);
   if (fits.length === 0 || polarityBefore(t, start, 40, NUMERIC_ID_WORDS) <= 0) return false;
   for (let k = 0; k < fits.length; k += 2) {
     const type = fits[k] as string;
@@ -360,46 +358,41 @@ export function scanMac(st: ScanState, i: number): number {
   return end;
 }
 
-/** Digit values of a digit string. */
-function digitValues(d: string): number[] {
-  const out: number[] = [];
-  for (let k = 0; k < d.length; k++) out.push(d.charCodeAt(k) - 48);
-  return out;
+/** Σ digitₖ × weightₖ over the first weights.length digits of a digit string. */
+function weightedSum(d: string, weights: readonly number[], from = 0): number {
+  let sum = 0;
+  for (let k = 0; k < weights.length; k++) sum += (d.charCodeAt(from + k) - 48) * weights[k]!;
+  return sum;
 }
 
-function weightedSum(d: readonly number[], weights: readonly number[]): number {
-  let sum = 0;
-  for (let k = 0; k < weights.length; k++) sum += d[k]! * weights[k]!;
-  return sum;
+/** The digit at position k. */
+function digitAt(d: string, k: number): number {
+  return d.charCodeAt(k) - 48;
 }
 
 /** Australian Tax File Number: 9 digits (weights 1,4,3,7,5,8,6,9,10) or 8 (10,7,8,4,6,3,5,1), the sum divisible by 11. */
 export function auTfnValid(d: string): boolean {
-  const v = digitValues(d);
-  if (d.length === 9) return weightedSum(v, [1, 4, 3, 7, 5, 8, 6, 9, 10]) % 11 === 0;
-  return d.length === 8 && weightedSum(v, [10, 7, 8, 4, 6, 3, 5, 1]) % 11 === 0;
+  if (d.length === 9) return weightedSum(d, [1, 4, 3, 7, 5, 8, 6, 9, 10]) % 11 === 0;
+  return d.length === 8 && weightedSum(d, [10, 7, 8, 4, 6, 3, 5, 1]) % 11 === 0;
 }
 
 /** Australian Business Number: 11 digits; minus 1 on the first, weights 10,1,3,…,19, the sum divisible by 89. */
 export function auAbnValid(d: string): boolean {
   if (d.length !== 11 || d[0] === '0') return false;
-  const v = digitValues(d);
-  v[0]! -= 1;
-  return weightedSum(v, [10, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19]) % 89 === 0;
+  // Minus 1 on the first digit, whose weight is 10.
+  return (weightedSum(d, [10, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19]) - 10) % 89 === 0;
 }
 
 /** Australian Company Number: 9 digits, the last (10 − weighted sum mod 10) mod 10 over weights 8…1. */
 export function auAcnValid(d: string): boolean {
   if (d.length !== 9) return false;
-  const v = digitValues(d);
-  return (10 - (weightedSum(v, [8, 7, 6, 5, 4, 3, 2, 1]) % 10)) % 10 === v[8];
+  return (10 - (weightedSum(d, [8, 7, 6, 5, 4, 3, 2, 1]) % 10)) % 10 === digitAt(d, 8);
 }
 
 /** Australian Medicare card number: 10 digits (11 with the IRN), first 2–6, the 9th the weighted sum mod 10. */
 export function auMedicareValid(d: string): boolean {
   if ((d.length !== 10 && d.length !== 11) || d[0]! < '2' || d[0]! > '6') return false;
-  const v = digitValues(d);
-  return weightedSum(v, [1, 3, 7, 9, 1, 3, 7, 9]) % 10 === v[8];
+  return weightedSum(d, [1, 3, 7, 9, 1, 3, 7, 9]) % 10 === digitAt(d, 8);
 }
 
 /** Days in a month (February 29 allowed: the year's century is not always known). */
@@ -412,21 +405,24 @@ function dayFits(month: number, day: number): boolean {
  * (11 − Σ weights 2…9,2…5 mod 11) mod 10. Numbers issued since October 2020 drop the check digit: `checked` says
  * whether it passed, and the date part must be a real date either way.
  */
-export function krRrnParts(d: string): { date: boolean; checked: boolean } {
-  if (d.length !== 13) return { date: false, checked: false };
-  const v = digitValues(d);
-  const date = dayFits(v[2]! * 10 + v[3]!, v[4]! * 10 + v[5]!);
-  const check = (11 - (weightedSum(v, [2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5]) % 11)) % 10;
-  return { date, checked: date && check === v[12] };
+export function krRrnParts(d: string): { readonly date: boolean; readonly checked: boolean } {
+  if (d.length !== 13) return NO_RRN;
+  const date = dayFits(digitAt(d, 2) * 10 + digitAt(d, 3), digitAt(d, 4) * 10 + digitAt(d, 5));
+  if (!date) return NO_RRN;
+  const check = (11 - (weightedSum(d, [2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5]) % 11)) % 10;
+  return check === digitAt(d, 12) ? RRN_CHECKED : RRN_DATED;
 }
+
+const NO_RRN = Object.freeze({ date: false, checked: false });
+const RRN_DATED = Object.freeze({ date: true, checked: false });
+const RRN_CHECKED = Object.freeze({ date: true, checked: true });
 
 /** US ABA routing transit number: 9 digits, a valid Federal Reserve prefix, 3-7-1 weighted sum divisible by 10. */
 export function abaRoutingValid(d: string): boolean {
   if (d.length !== 9) return false;
   const p = Number(d.slice(0, 2));
   if (!(p <= 12 || (p >= 21 && p <= 32) || (p >= 61 && p <= 72) || p === 80)) return false;
-  const v = digitValues(d);
-  return weightedSum(v, [3, 7, 1, 3, 7, 1, 3, 7, 1]) % 10 === 0;
+  return weightedSum(d, [3, 7, 1, 3, 7, 1, 3, 7, 1]) % 10 === 0;
 }
 
 /** US National Provider Identifier: 10 digits starting 1 or 2, Luhn-valid behind the 80840 prefix. */
@@ -455,9 +451,8 @@ export function mbiValid(v: string): boolean {
  */
 export function deTaxIdValid(d: string): boolean {
   if (d.length !== 11 || d[0] === '0') return false;
-  const v = digitValues(d);
   const counts = new Array<number>(10).fill(0);
-  for (let k = 0; k < 10; k++) counts[v[k]!]!++;
+  for (let k = 0; k < 10; k++) counts[digitAt(d, k)]!++;
   let repeated = 0;
   for (const c of counts) {
     if (c > 3) return false;
@@ -466,17 +461,16 @@ export function deTaxIdValid(d: string): boolean {
   if (repeated !== 1) return false;
   let product = 10;
   for (let k = 0; k < 10; k++) {
-    let sum = (v[k]! + product) % 10;
+    let sum = (digitAt(d, k) + product) % 10;
     if (sum === 0) sum = 10;
     product = (sum * 2) % 11;
   }
   const check = 11 - product === 10 ? 0 : 11 - product;
-  return check === v[10];
+  return check === digitAt(d, 10);
 }
 
 /** Thai national id: 13 digits, first 1–8, check digit (11 − Σ dᵢ·(13 − i) mod 11) mod 10. */
 export function thaiIdValid(d: string): boolean {
   if (d.length !== 13 || d[0] === '0' || d[0] === '9') return false;
-  const v = digitValues(d);
-  return (11 - (weightedSum(v, [13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2]) % 11)) % 10 === v[12];
+  return (11 - (weightedSum(d, [13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2]) % 11)) % 10 === digitAt(d, 12);
 }

@@ -559,8 +559,12 @@ export const KEYED_FORMATS: readonly KeyedFormat[] = Object.freeze([
   { vendor: 'New York Times', key: /nytimes|newyorktimes|\bnyt/i, value: /^[A-Za-z0-9=_-]{32}$/ },
 ] satisfies KeyedFormat[]);
 
+/** Every keyed vendor's key pattern in one, so that a key naming none costs one test. */
+const ANY_KEYED = new RegExp(KEYED_FORMATS.map((f) => f.key.source).join('|'), 'i');
+
 /** The keyed format of a vendor the key name names, or undefined. */
 export function keyedFormatFor(keyName: string): KeyedFormat | undefined {
+  if (!ANY_KEYED.test(keyName)) return undefined;
   for (const f of KEYED_FORMATS) if (f.key.test(keyName)) return f;
   return undefined;
 }
