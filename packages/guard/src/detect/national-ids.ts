@@ -224,6 +224,18 @@ function named(st: ScanState, type: string, start: number): boolean {
 }
 
 /**
+ * Whether a digit run of `len` digits at [start, end) may be an identifier: a layout only one identifier uses, or a
+ * naming word before it. Decided before the run's digits are gathered, so most runs (phones, amounts, ids) cost one
+ * look back and no allocation.
+ */
+export function digitIdMayApply(st: ScanState, start: number, end: number, len: number): boolean {
+  const width = end - start;
+  if (len === 9 && width === 11 && st.text.charCodeAt(start) === 57) return true; // 9xx-xx-xxxx
+  if (len === 13 && (width === 14 || width === 17)) return true; // YYMMDD-NNNNNNN, 1-2345-67890-12-3
+  return polarityBefore(st.text, start, 40, NUMERIC_ID_WORDS) > 0;
+}
+
+/**
  * A digit run of 8–17 digits (separators removed in `digits`, the run as written at [start, end)). Layouts that
  * only one identifier uses are taken by their structure and check digit: an ITIN 9xx-7x-xxxx, a Korean RRN
  * YYMMDD-NNNNNNN, a Thai id 1-2345-67890-12-3. Every other numeric identifier shares its shape with phone,
@@ -237,7 +249,13 @@ export function scanDigitId(st: ScanState, start: number, end: number, digits: s
   const t = st.text;
   const raw = end - start === len ? digits : t.slice(start, end);
   if (raw !== digits) {
-    if (len === 9 && st.sel.enabled.has('US_ITIN') && /^9\d\d-\d\d-\d{4}$/.test(raw) && itinValid(digits)) {
+    if (
+      len === 9 &&
+      raw.charCodeAt(0) === 57 &&
+      st.sel.enabled.has('US_ITIN') &&
+      /^9\d\d-\d\d-\d{4}$/.test(raw) &&
+      itinValid(digits)
+    ) {
       emitId(st, 'US_ITIN', start, end, true);
       return true;
     }
@@ -263,7 +281,8 @@ export function scanDigitId(st: ScanState, start: number, end: number, digits: s
       if (on.has('AU_ACN') && auAcnValid(digits)) fits.push('AU_ACN', true);
       if (on.has('ABA_ROUTING_NUMBER') && abaRoutingValid(digits)) fits.push('ABA_ROUTING_NUMBER', true);
       if (on.has('US_ITIN') && itinValid(digits)) fits.push('US_ITIN', true);
-      if (on.has('US_PASSPORT')) fits.push('US_PASSPORT', null);
+      // Passport numbers are written as one run (123456789), never grouped like an SSN.
+      if (raw === digits && on.has('US_PASSPORT')) fits.push('US_PASSPORT', null);
       break;
     case 10:
       if (on.has('AU_MEDICARE') && auMedicareValid(digits)) fits.push('AU_MEDICARE', true);

@@ -2,7 +2,7 @@
 import { isAlnum, isAsciiWordCode, isDigit, WORD_TABLE } from './chars.ts';
 import { cardSchemeFits, ssnValid } from './checksums.ts';
 import { ipSuffixEnd } from './ip-detectors.ts';
-import { scanDigitId } from './national-ids.ts';
+import { digitIdMayApply, scanDigitId } from './national-ids.ts';
 import {
   internationalVerdict,
   isPlausibleChinaMobile,
@@ -591,12 +591,26 @@ export function scanNumberRun(st: ScanState, start: number, limit = st.n): numbe
   if (!hasPlus && !openParen && groups >= 3 && isDateLike(groups, sepUnion)) return end;
   const plainRun = !hasPlus && !openParen && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0;
   // National and account identifiers (8–13 digits) before cards; 14–17-digit account numbers after them.
-  if (plainRun && digits >= 8 && digits <= 13 && scanDigitId(st, start, end, digitsOf(st, groups, false))) return end;
+  if (
+    plainRun &&
+    digits >= 8 &&
+    digits <= 13 &&
+    digitIdMayApply(st, start, end, digits) &&
+    scanDigitId(st, start, end, digitsOf(st, groups, false))
+  )
+    return end;
   if (plainRun && digits >= 13 && digits <= 19) {
     const r = scanCard(st, start, end, groups, digits);
     if (r >= 0) return r;
   }
-  if (plainRun && digits >= 14 && digits <= 17 && scanDigitId(st, start, end, digitsOf(st, groups, false))) return end;
+  if (
+    plainRun &&
+    digits >= 14 &&
+    digits <= 17 &&
+    digitIdMayApply(st, start, end, digits) &&
+    scanDigitId(st, start, end, digitsOf(st, groups, false))
+  )
+    return end;
   if (!hasPlus && !openParen && digits === 9) return scanSsn(st, start, end, groups, sepUnion, sepUniform);
   const found = st.out.length;
   if (digits >= 7 && digits <= 15) scanPhone(st, start, end, groups, digits, hasPlus);

@@ -498,74 +498,78 @@ export function scanWebhookUrl(st: ScanState, start: number, hostStart: number, 
  */
 export interface KeyedFormat {
   readonly vendor: string;
-  /** Matched against the key name (case-insensitive). */
-  readonly key: RegExp;
+  /** Lower-case words, one of which the key name holds (case-insensitively): the vendor's names. */
+  readonly words: readonly string[];
   /** The whole value. */
   readonly value: RegExp;
 }
 
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+
 export const KEYED_FORMATS: readonly KeyedFormat[] = Object.freeze([
   // Telegram bot tokens: the bot's numeric id, a colon, 35 base64url characters.
-  { vendor: 'Telegram', key: /telegram/i, value: /^\d{8,10}:[A-Za-z0-9_-]{35}$/ },
+  { vendor: 'Telegram', words: ['telegram'], value: /^\d{8,10}:[A-Za-z0-9_-]{35}$/ },
   // Mailchimp API keys: 32 hex digits and the data-center suffix.
-  { vendor: 'Mailchimp', key: /mailchimp/i, value: /^[0-9a-f]{32}-us\d{1,2}$/ },
+  { vendor: 'Mailchimp', words: ['mailchimp'], value: /^[0-9a-f]{32}-us\d{1,2}$/ },
   // Datadog API keys (32 hex) and application keys (40).
-  { vendor: 'Datadog', key: /datadog|\bdd_(?:api|app)/i, value: /^(?:[a-f0-9]{32}|[a-z0-9]{40})$/ },
+  { vendor: 'Datadog', words: ['datadog', 'dd_api', 'dd_app'], value: /^(?:[a-f0-9]{32}|[a-z0-9]{40})$/ },
   // Discord bot tokens (64 hex, legacy) and OAuth client secrets (32 base64url).
-  { vendor: 'Discord', key: /discord/i, value: /^(?:[a-f0-9]{64}|[A-Za-z0-9_-]{32})$/ },
+  { vendor: 'Discord', words: ['discord'], value: /^(?:[a-f0-9]{64}|[A-Za-z0-9_-]{32})$/ },
   // Dropbox legacy app tokens (15) and long-lived tokens (11 + ten A + 43).
-  { vendor: 'Dropbox', key: /dropbox/i, value: /^(?:[a-z0-9]{15}|[a-z0-9]{11}A{10}[A-Za-z0-9_=-]{43})$/ },
+  { vendor: 'Dropbox', words: ['dropbox'], value: /^(?:[a-z0-9]{15}|[a-z0-9]{11}A{10}[A-Za-z0-9_=-]{43})$/ },
   // Twitter / X consumer keys (25), consumer and access secrets (45–50), access tokens (user id - 20–40).
   {
     vendor: 'Twitter',
-    key: /twitter|\btwtr/i,
+    words: ['twitter', 'twtr'],
     value: /^(?:[A-Za-z0-9]{25}|[A-Za-z0-9]{45}|[A-Za-z0-9]{50}|\d{15,25}-[A-Za-z0-9]{20,40})$/,
   },
   // Heroku API keys (v1) and HubSpot private keys: UUIDs.
-  { vendor: 'Heroku', key: /heroku/i, value: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i },
-  { vendor: 'HubSpot', key: /hubspot/i, value: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i },
+  { vendor: 'Heroku', words: ['heroku'], value: new RegExp(`^${UUID}$`) },
+  { vendor: 'HubSpot', words: ['hubspot'], value: new RegExp(`^${UUID}$`) },
   // 32-hex API keys and client secrets.
   {
     vendor: 'Adobe, Algolia, Codecov, Flickr, Linear, Bittrex',
-    key: /adobe|algolia|codecov|flickr|linear|bittrex/i,
+    words: ['adobe', 'algolia', 'codecov', 'flickr', 'linear', 'bittrex'],
     value: /^[a-f0-9]{32}$/,
   },
-  // 40-hex keys: Zendesk, SendBird, Cisco Meraki.
-  { vendor: 'Zendesk, SendBird, Cisco Meraki', key: /zendesk|sendbird|meraki/i, value: /^[a-z0-9]{40}$/ },
-  // Sentry user tokens and FreshBooks access tokens (64 hex), New Relic user API ids.
-  { vendor: 'Sentry, FreshBooks', key: /sentry|freshbooks/i, value: /^[a-f0-9]{64}$/ },
+  // 40-character keys: Zendesk, SendBird, Cisco Meraki.
+  { vendor: 'Zendesk, SendBird, Cisco Meraki', words: ['zendesk', 'sendbird', 'meraki'], value: /^[a-z0-9]{40}$/ },
+  // Sentry user tokens and FreshBooks access tokens (64 hex).
+  { vendor: 'Sentry, FreshBooks', words: ['sentry', 'freshbooks'], value: /^[a-f0-9]{64}$/ },
   // Lower-case alphanumeric tokens of fixed length.
-  { vendor: 'Mattermost', key: /mattermost/i, value: /^[a-z0-9]{26}$/ },
-  { vendor: 'MessageBird', key: /messagebird|message_bird|message-bird/i, value: /^[a-z0-9]{25}$/ },
-  { vendor: 'Travis CI', key: /travis/i, value: /^[a-z0-9]{22}$/ },
-  { vendor: 'Twitch', key: /twitch/i, value: /^[a-z0-9]{30}$/ },
-  { vendor: 'Etsy', key: /etsy/i, value: /^[a-z0-9]{24}$/ },
-  { vendor: 'Finnhub, Finicity', key: /finnhub|finicity/i, value: /^(?:[a-z0-9]{20}|[a-f0-9]{32})$/ },
-  { vendor: 'Asana', key: /asana/i, value: /^[a-z0-9]{32}$/ },
-  { vendor: 'Bitbucket', key: /bitbucket/i, value: /^(?:[a-z0-9]{32}|[a-z0-9_=-]{64})$/ },
+  { vendor: 'Mattermost', words: ['mattermost'], value: /^[a-z0-9]{26}$/ },
+  { vendor: 'MessageBird', words: ['messagebird', 'message_bird', 'message-bird'], value: /^[a-z0-9]{25}$/ },
+  { vendor: 'Travis CI', words: ['travis'], value: /^[a-z0-9]{22}$/ },
+  { vendor: 'Twitch', words: ['twitch'], value: /^[a-z0-9]{30}$/ },
+  { vendor: 'Etsy', words: ['etsy'], value: /^[a-z0-9]{24}$/ },
+  { vendor: 'Finnhub, Finicity', words: ['finnhub', 'finicity'], value: /^(?:[a-z0-9]{20}|[a-f0-9]{32})$/ },
+  { vendor: 'Asana', words: ['asana'], value: /^[a-z0-9]{32}$/ },
+  { vendor: 'Bitbucket', words: ['bitbucket'], value: /^(?:[a-z0-9]{32}|[a-z0-9_=-]{64})$/ },
   // Plaid secrets (30 hex), client ids (24 hex) and access tokens (access-<environment>-<UUID>).
   {
     vendor: 'Plaid',
-    key: /plaid/i,
-    value:
-      /^(?:[a-f0-9]{30}|[a-f0-9]{24}|access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/,
+    words: ['plaid'],
+    value: new RegExp(`^(?:[a-f0-9]{30}|[a-f0-9]{24}|access-(?:sandbox|development|production)-${UUID})$`),
   },
-  {
-    vendor: 'KuCoin',
-    key: /kucoin/i,
-    value: /^(?:[a-f0-9]{24}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/,
-  },
-  { vendor: 'Contentful', key: /contentful/i, value: /^[A-Za-z0-9=_-]{43}$/ },
-  { vendor: 'New York Times', key: /nytimes|newyorktimes|\bnyt/i, value: /^[A-Za-z0-9=_-]{32}$/ },
+  { vendor: 'KuCoin', words: ['kucoin'], value: new RegExp(`^(?:[a-f0-9]{24}|${UUID})$`) },
+  { vendor: 'Contentful', words: ['contentful'], value: /^[A-Za-z0-9=_-]{43}$/ },
+  { vendor: 'New York Times', words: ['nytimes', 'newyorktimes'], value: /^[A-Za-z0-9=_-]{32}$/ },
 ] satisfies KeyedFormat[]);
 
-/** Every keyed vendor's key pattern in one, so that a key naming none costs one test. */
-const ANY_KEYED = new RegExp(KEYED_FORMATS.map((f) => f.key.source).join('|'), 'i');
+/** The first three letters of every vendor word (lower case, as a number): a key without any costs one pass. */
+const KEYED_TRIGRAMS = new Set<number>();
+function trigramAt(s: string, k: number): number {
+  return ((s.charCodeAt(k) | 32) << 16) | ((s.charCodeAt(k + 1) | 32) << 8) | (s.charCodeAt(k + 2) | 32);
+}
+for (const f of KEYED_FORMATS) for (const w of f.words) KEYED_TRIGRAMS.add(trigramAt(w, 0));
 
 /** The keyed format of a vendor the key name names, or undefined. */
 export function keyedFormatFor(keyName: string): KeyedFormat | undefined {
-  if (!ANY_KEYED.test(keyName)) return undefined;
-  for (const f of KEYED_FORMATS) if (f.key.test(keyName)) return f;
+  let hit = false;
+  for (let k = 0; k + 3 <= keyName.length && !hit; k++) hit = KEYED_TRIGRAMS.has(trigramAt(keyName, k));
+  if (!hit) return undefined;
+  const lower = keyName.toLowerCase();
+  for (const f of KEYED_FORMATS) for (const w of f.words) if (lower.includes(w)) return f;
   return undefined;
 }
 
