@@ -53,6 +53,8 @@ describe('identifiers by definition', () => {
     ['passport number 512384907', 'US_PASSPORT', '512384907'],
     ['passport no. A51238490', 'US_PASSPORT', 'A51238490'],
     ['member MBI 3QW7-HY2-NK48', 'US_MBI', '3QW7-HY2-NK48'],
+    ["driver's license D4820137", 'US_DRIVER_LICENSE', 'D4820137'],
+    ['DL# 48201377', 'US_DRIVER_LICENSE', '48201377'],
     ['mbi=3QW7HY2NK48', 'US_MBI', '3QW7HY2NK48'],
     [`Steuer-ID ${STEUER_ID}`, 'DE_TAX_ID', STEUER_ID],
     [`Steueridentifikationsnummer: ${STEUER_ID}`, 'DE_TAX_ID', STEUER_ID],
@@ -89,6 +91,8 @@ describe('identifiers by definition', () => {
       [`wallet ${BECH32.slice(0, -1)}z`, 'CRYPTO_WALLET'],
       [`eth ${ETH.replace('aA', 'Aa')}`, 'CRYPTO_WALLET'],
       ['bank account 4111111111111111', 'US_BANK_NUMBER'],
+      ['license key 48201377', 'US_DRIVER_LICENSE'],
+      ['order D4820137 shipped', 'US_DRIVER_LICENSE'],
     ]) {
       assert.deepEqual(
         reported(text).filter((r) => r.startsWith(`${type}:`)),

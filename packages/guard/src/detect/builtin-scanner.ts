@@ -14,7 +14,7 @@ import { checkDeadline } from './errors.ts';
 import { scanIban } from './iban-detector.ts';
 import { injectionTriggerHashes, injectionTriggerWords, scanInjection } from './injection-detector.ts';
 import { scanIpv6 } from './ip-detectors.ts';
-import { scanDigitLedId, scanLetterLedId, scanMac } from './national-ids.ts';
+import { scanDigitLedId, scanLetterDigitsId, scanLetterLedId, scanMac } from './national-ids.ts';
 import { numberBoundaryBefore, scanNumberRun } from './numeric-detectors.ts';
 import {
   ASSIGNMENT_REJECTED,
@@ -283,6 +283,11 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
   }
   if (isUpper(c0) && (j - i === 9 || j - i === 10 || j - i === 16)) {
     r = scanLetterLedId(st, i, j);
+    if (r > 0) return r;
+  }
+  // A12345678: a passport or driver licence number when a word names it.
+  if (isUpper(c0) && isDigit(c1) && j - i >= 7 && j - i <= 14) {
+    r = scanLetterDigitsId(st, i, j);
     if (r > 0) return r;
   }
   if (

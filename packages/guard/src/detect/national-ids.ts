@@ -120,6 +120,7 @@ const ID_WORDS: Record<string, readonly string[]> = {
   KR_RRN: ['rrn', '주민등록번호', '주민번호', '주민등록', 'resident', 'registration'],
   US_ITIN: ['itin', 'taxpayer'],
   US_PASSPORT: ['passport'],
+  US_DRIVER_LICENSE: ['driver', 'drivers', 'license', 'licence', 'dl', 'dl#', 'dln'],
   US_BANK_NUMBER: ['bank', 'acct', 'account', 'checking', 'savings'],
   ABA_ROUTING_NUMBER: ['routing', 'aba', 'rtn', 'transit'],
   US_MBI: ['mbi', 'medicare', 'beneficiary'],
@@ -137,8 +138,13 @@ const ID_WORDS: Record<string, readonly string[]> = {
   TH_TNIN: ['thai', 'tnin', 'pid', 'เลขประจำตัวประชาชน', 'ประชาชน', 'บัตรประชาชน'],
 };
 
+/** Words that make a named number something else: a software licence key, a product serial, a number plate. */
+const NOT_ID_WORDS: Record<string, readonly string[]> = {
+  US_DRIVER_LICENSE: ['key', 'mit', 'apache', 'gpl', 'bsd', 'software', 'product', 'serial', 'plate', 'seat', 'seats'],
+};
+
 const ID_LEX: Record<string, Lexicon> = Object.fromEntries(
-  Object.entries(ID_WORDS).map(([type, words]) => [type, lexicon(words, [])]),
+  Object.entries(ID_WORDS).map(([type, words]) => [type, lexicon(words, NOT_ID_WORDS[type] ?? [])]),
 );
 
 /** The identifiers a bare digit run can be: one look for any of their words says whether any may apply. */
@@ -152,6 +158,7 @@ const NUMERIC_ID_TYPES = [
   'KR_RRN',
   'US_ITIN',
   'US_PASSPORT',
+  'US_DRIVER_LICENSE',
   'US_BANK_NUMBER',
   'ABA_ROUTING_NUMBER',
   'US_NPI',
@@ -185,8 +192,6 @@ export function scanLetterLedId(st: ScanState, i: number, j: number): number {
       return emitId(st, 'SG_NRIC_FIN', i, j, true);
     if (st.sel.enabled.has('ES_NIF') && /^[XYZ]\d{7}[A-Z]$/.test(v) && spanishIdValid(v))
       return emitId(st, 'ES_NIF', i, j, true);
-    // US next-generation passport book numbers: a letter and eight digits, when the word names them.
-    if (/^[A-Z]\d{8}$/.test(v) && named(st, 'US_PASSPORT', i)) return emitId(st, 'US_PASSPORT', i, j, null);
     return -1;
   }
   if (len === 10) {
@@ -195,6 +200,21 @@ export function scanLetterLedId(st: ScanState, i: number, j: number): number {
   }
   if (st.sel.enabled.has('IT_FISCAL_CODE') && italianFiscalCodeValid(v))
     return emitId(st, 'IT_FISCAL_CODE', i, j, true);
+  return -1;
+}
+
+/**
+ * A capital letter and 6–13 digits [i, j) (A12345678, D1234567): a US passport book number (a letter and eight
+ * digits) or a driver licence number of the states that lead with a letter, only when a word names it (no check
+ * digit). Returns the token's end when one matched, or -1.
+ */
+export function scanLetterDigitsId(st: ScanState, i: number, j: number): number {
+  const len = j - i;
+  if (len < 7 || len > 14) return -1;
+  const t = st.text;
+  for (let k = i + 1; k < j; k++) if (!isDigit(t.charCodeAt(k))) return -1;
+  if (len === 9 && named(st, 'US_PASSPORT', i)) return emitId(st, 'US_PASSPORT', i, j, null);
+  if (named(st, 'US_DRIVER_LICENSE', i)) return emitId(st, 'US_DRIVER_LICENSE', i, j, null);
   return -1;
 }
 
@@ -305,6 +325,8 @@ export function scanDigitId(st: ScanState, start: number, end: number, digits: s
       break;
     }
   }
+  // Driver licence numbers follow each state's own layout, none with a check digit: a plain run that the word names.
+  if (raw === digits && len <= 13 && on.has('US_DRIVER_LICENSE')) fits.push('US_DRIVER_LICENSE', null);
   // A bank account number has no check digit of its own: a plain digit run that the word names, not a card.
   if (raw === digits && on.has('US_BANK_NUMBER') && !(cardSchemeFits(digits) && luhnValid(digits)))
     fits.push('US_BANK_NUMBER', null);
