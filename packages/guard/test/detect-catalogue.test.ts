@@ -143,6 +143,16 @@ describe('vendor secret catalogue', () => {
     });
   }
 
+  test("a sentence's final dot is not part of a token; a routable token's dotted parts are", () => {
+    const token = `glpat-${draw(B64URL.slice(0, 62), 20, 120)}`;
+    assertFound(`The token is ${token}.`, 'GENERIC_PASSWORD', token);
+    assertFound(
+      `t=${token}.01.${draw(LOWER_ALNUM, 9, 121)}`,
+      'GENERIC_PASSWORD',
+      `${token}.01.${draw(LOWER_ALNUM, 9, 121)}`,
+    );
+  });
+
   test('every token of a line is reported, not only the last', () => {
     const line = TOKENS.map(([, , token]) => token).join(' ');
     const found = reported(line);

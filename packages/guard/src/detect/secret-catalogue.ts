@@ -56,7 +56,7 @@ export const SECRET_FORMATS: readonly SecretFormat[] = Object.freeze([
   { type: 'AWS_ACCESS_KEY', vendor: 'AWS', prefixes: ['A3T'], body: /[A-Z0-9]{17}(?![A-Za-z0-9_])/ },
   // Google Cloud API keys and OAuth client secrets.
   { type: 'GOOGLE_API_KEY', vendor: 'Google', prefixes: ['AIza'], body: /[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/ },
-  { type: 'GENERIC_PASSWORD', vendor: 'Google OAuth', prefixes: ['GOCSPX-'], body: /[A-Za-z0-9_-]{24,}/ },
+  { type: 'GENERIC_PASSWORD', vendor: 'Google OAuth', prefixes: ['GOCSPX-'], body: /[A-Za-z0-9_-]{24,400}/ },
   // GitHub: 30 random base62 characters and a 6-character CRC32; older or hand-made ones are longer.
   {
     type: 'GITHUB_TOKEN',
@@ -71,7 +71,8 @@ export const SECRET_FORMATS: readonly SecretFormat[] = Object.freeze([
     type: 'GENERIC_PASSWORD',
     vendor: 'GitLab',
     prefixes: ['glpat-', 'glptt-', 'glrt-', 'gldt-', 'glft-', 'glimt-', 'gloas-', 'glsoat-', 'glagent-', 'glcbt-'],
-    body: /[A-Za-z0-9_.-]{20,400}(?![A-Za-z0-9_])/,
+    // Routable tokens carry dotted parts (glpat-….01.…); a sentence's final dot is not one.
+    body: /[A-Za-z0-9_-]{20,400}(?:\.[A-Za-z0-9_-]+){0,4}(?![A-Za-z0-9_])/,
   },
   // npm: the same 30 + CRC32 layout as GitHub's.
   {
@@ -82,7 +83,7 @@ export const SECRET_FORMATS: readonly SecretFormat[] = Object.freeze([
     checksum: 'crc32-base62',
   },
   // PyPI upload tokens: a macaroon whose serialization starts AgE (base64 of its version byte).
-  { type: 'GENERIC_PASSWORD', vendor: 'PyPI', prefixes: ['pypi-AgE'], body: /[A-Za-z0-9_-]{50,}/ },
+  { type: 'GENERIC_PASSWORD', vendor: 'PyPI', prefixes: ['pypi-AgE'], body: /[A-Za-z0-9_-]{50,4000}/ },
   // 1Password: account secret keys (A3-…) and service-account tokens (ops_ + base64 JSON).
   {
     type: 'GENERIC_PASSWORD',
@@ -91,7 +92,7 @@ export const SECRET_FORMATS: readonly SecretFormat[] = Object.freeze([
     body: /[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}(?![A-Za-z0-9])/,
     keywords: ['1password', 'op', 'secret', 'key'],
   },
-  { type: 'GENERIC_PASSWORD', vendor: '1Password', prefixes: ['ops_eyJ'], body: /[A-Za-z0-9+/]{250,}={0,3}/ },
+  { type: 'GENERIC_PASSWORD', vendor: '1Password', prefixes: ['ops_eyJ'], body: /[A-Za-z0-9+/]{250,8000}={0,3}/ },
   // age file encryption: a bech32 string with the human-readable part AGE-SECRET-KEY-.
   {
     type: 'GENERIC_PASSWORD',
