@@ -234,7 +234,7 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
     category: 'PII',
     since: 3,
     description:
-      "US driver's licence number (8–13 digits, or a letter and 6–13 digits, as the states issue them), only when named (driver's license, licence, DL); no check digit, so it is masked, not blocked",
+      "US driver's licence number (8–9 digits, or a letter and 6–13 digits, as the states issue them), only when named (driver's license, licence, DL); no check digit, so it is masked, not blocked",
     baseScore: 0.76,
     regex: '\\b[A-Z]?[0-9]{6,13}\\b',
   },

@@ -249,11 +249,63 @@ function named(st: ScanState, type: string, start: number): boolean {
  * look back and no allocation.
  */
 export function digitIdMayApply(st: ScanState, start: number, end: number, len: number): boolean {
-  const width = end - start;
-  if (len === 9 && width === 11 && st.text.charCodeAt(start) === 57) return true; // 9xx-xx-xxxx
-  if (len === 13 && (width === 14 || width === 17)) return true; // YYMMDD-NNNNNNN, 1-2345-67890-12-3
+  if (end - start !== len) {
+    // Written in groups: only the layouts an identifier is written in (an SSN's 3-2-4 or a phone's 3-3-4 are not).
+    const layout = groupLayout(st.text, start, end);
+    if (layout === 0x324) return st.text.charCodeAt(start) === 57; // an ITIN 9xx-xx-xxxx, not an SSN
+    if (layout === 0x67 || layout === 0x14521) return true; // RRN, Thai id: their layout names them
+    if (!ID_LAYOUTS.has(layout)) return false;
+  } else if (!plainRunMayApply(st, start, len)) return false;
   return polarityBefore(st.text, start, 40, NUMERIC_ID_WORDS) > 0;
 }
+
+/**
+ * A plain digit run's cheap structural test before any look back (10- and 13-digit runs are mostly phone numbers and
+ * millisecond timestamps): a Medicare check digit, an RRN's month, a Thai check digit, an enabled bank-number type.
+ */
+function plainRunMayApply(st: ScanState, start: number, len: number): boolean {
+  const t = st.text;
+  const on = st.sel.enabled;
+  switch (len) {
+    case 10: {
+      const d0 = t.charCodeAt(start);
+      const medicare =
+        d0 >= 50 && d0 <= 54 && weightedSum(t, [1, 3, 7, 9, 1, 3, 7, 9], start) % 10 === digitAt(t, start + 8);
+      return medicare || on.has('US_NPI') || on.has('US_BANK_NUMBER');
+    }
+    case 13: {
+      const month = digitAt(t, start + 2) * 10 + digitAt(t, start + 3);
+      const thai =
+        (11 - (weightedSum(t, [13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2], start) % 11)) % 10 === digitAt(t, start + 12);
+      return (month >= 1 && month <= 12) || thai || on.has('US_BANK_NUMBER');
+    }
+    default:
+      return len <= 12 || on.has('US_BANK_NUMBER');
+  }
+}
+
+/** The digit-group lengths of [start, end) as hex digits, one per group (3-3-3 is 0x333); 0 past six groups. */
+function groupLayout(t: string, start: number, end: number): number {
+  let layout = 0;
+  let run = 0;
+  let groups = 0;
+  for (let k = start; k < end; k++) {
+    if (isDigit(t.charCodeAt(k))) run++;
+    else if (run > 0) {
+      if (++groups > 6 || run > 15) return 0;
+      layout = layout * 16 + run;
+      run = 0;
+    }
+  }
+  return run > 0 && groups < 6 && run <= 15 ? layout * 16 + run : 0;
+}
+
+/**
+ * The other layouts grouped identifiers are written in, which need a naming word: TFN/ACN 3-3-3, Medicare 4-5-1
+ * (and 4-5-1-1), ABN and Steuer-ID 2-3-3-3, Aadhaar 4-4-4, an eight-digit TFN 2-3-3, and 11-digit ids split 3-4-4 or
+ * 4-3-4 as people write them.
+ */
+const ID_LAYOUTS = new Set([0x333, 0x451, 0x4511, 0x2333, 0x444, 0x233, 0x344, 0x434]);
 
 /**
  * A digit run of 8–17 digits (separators removed in `digits`, the run as written at [start, end)). Layouts that
@@ -325,8 +377,9 @@ export function scanDigitId(st: ScanState, start: number, end: number, digits: s
       break;
     }
   }
-  // Driver licence numbers follow each state's own layout, none with a check digit: a plain run that the word names.
-  if (raw === digits && len <= 13 && on.has('US_DRIVER_LICENSE')) fits.push('US_DRIVER_LICENSE', null);
+  // Driver licence numbers follow each state's own layout, none with a check digit: the all-digit ones (8–9 digits,
+  // as in Texas, Pennsylvania, New York) as a plain run that the word names.
+  if (raw === digits && len <= 9 && on.has('US_DRIVER_LICENSE')) fits.push('US_DRIVER_LICENSE', null);
   // A bank account number has no check digit of its own: a plain digit run that the word names, not a card.
   if (raw === digits && on.has('US_BANK_NUMBER') && !(cardSchemeFits(digits) && luhnValid(digits)))
     fits.push('US_BANK_NUMBER', null);
