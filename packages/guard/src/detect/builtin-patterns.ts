@@ -17,7 +17,11 @@ export interface BuiltinPattern {
    * exact text, the native detector runs; once edited, the stored regex runs instead, as a user pattern.
    */
   readonly regex: string;
-  /** False for detectors seeded inactive (an operator turns them on): MAC addresses are device data, not personal data, in most deployments. */
+  /**
+   * False for detectors seeded inactive (an operator turns them on): MAC addresses are device data, not personal
+   * data, in most deployments; routing numbers name a bank and NPIs are public registry numbers, not people; bank
+   * account numbers have no check digit, so only a naming word tells them from customer, order and ticket numbers.
+   */
   readonly defaultActive?: boolean;
   /** The catalog release that added it: 1 for the first library; later ones are seeded into existing installs once. */
   readonly since?: number;
@@ -166,6 +170,142 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
     regex: '\\b[1-9][0-9]{10}\\b',
   },
   {
+    name: 'AU_TFN',
+    category: 'PII',
+    since: 3,
+    description:
+      'Australian Tax File Number (9 digits, or 8 for older ones, weighted sum divisible by 11), when named (TFN, tax file)',
+    baseScore: 0.82,
+    regex: '\\b[0-9]{3}[ -]?[0-9]{3}[ -]?[0-9]{2,3}\\b',
+  },
+  {
+    name: 'AU_ABN',
+    category: 'PII',
+    since: 3,
+    description: 'Australian Business Number (11 digits, mod-89 weighted check), when named (ABN, business number)',
+    baseScore: 0.8,
+    regex: '\\b[0-9]{2}[ -]?[0-9]{3}[ -]?[0-9]{3}[ -]?[0-9]{3}\\b',
+  },
+  {
+    name: 'AU_ACN',
+    category: 'PII',
+    since: 3,
+    description: 'Australian Company Number (9 digits, mod-10 weighted check digit), when named (ACN, company number)',
+    baseScore: 0.8,
+    regex: '\\b[0-9]{3}[ -]?[0-9]{3}[ -]?[0-9]{3}\\b',
+  },
+  {
+    name: 'AU_MEDICARE',
+    category: 'PII',
+    since: 3,
+    description:
+      'Australian Medicare card number (10 digits, first 2–6, weighted check digit, optional IRN), when named (Medicare)',
+    baseScore: 0.82,
+    regex: '\\b[2-6][0-9]{3}[ -]?[0-9]{5}[ -]?[0-9]{1,2}\\b',
+  },
+  {
+    name: 'KR_RRN',
+    category: 'PII',
+    since: 3,
+    description:
+      'Korean resident registration number (YYMMDD-NNNNNNN: birth date, century/sex digit, check digit); numbers since 2020 without a valid check digit only when named (주민등록번호, RRN)',
+    baseScore: 0.84,
+    regex: '\\b[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])-?[0-9]{7}\\b',
+  },
+  {
+    name: 'US_ITIN',
+    category: 'PII',
+    since: 3,
+    description:
+      'US Individual Taxpayer Identification Number (9xx-[50–65, 70–88, 90–92, 94–99]-xxxx); undashed only when named (ITIN, taxpayer)',
+    baseScore: 0.84,
+    regex: '\\b9[0-9]{2}[- ]?(?:5[0-9]|6[0-5]|7[0-9]|8[0-8]|9[0-24-9])[- ]?[0-9]{4}\\b',
+  },
+  {
+    name: 'US_PASSPORT',
+    category: 'PII',
+    since: 3,
+    description: 'US passport number (9 digits, or a letter and 8 digits), only when named (passport); no check digit',
+    baseScore: 0.78,
+    regex: '\\b[A-Z]?[0-9]{8,9}\\b',
+  },
+  {
+    name: 'US_DRIVER_LICENSE',
+    category: 'PII',
+    since: 3,
+    description:
+      "US driver's licence number (8–9 digits, or a letter and 6–13 digits, as the states issue them), only when named (driver's license, licence, DL); no check digit, so it is masked, not blocked",
+    baseScore: 0.76,
+    regex: '\\b[A-Z]?[0-9]{6,13}\\b',
+  },
+  {
+    name: 'US_BANK_NUMBER',
+    category: 'PII',
+    since: 3,
+    defaultActive: false,
+    description:
+      'Bank account number (8–17 digits, not a payment card), only when named (bank, account, acct); no check digit, so it is masked, not blocked',
+    baseScore: 0.76,
+    regex: '\\b[0-9]{8,17}\\b',
+  },
+  {
+    name: 'ABA_ROUTING_NUMBER',
+    category: 'PII',
+    since: 3,
+    defaultActive: false,
+    description:
+      'US ABA routing transit number (9 digits, Federal Reserve prefix, 3-7-1 checksum), when named (routing, ABA, RTN)',
+    baseScore: 0.78,
+    regex: '\\b(?:0[0-9]|1[0-2]|2[1-9]|3[0-2]|6[1-9]|7[0-2]|80)[0-9]{7}\\b',
+  },
+  {
+    name: 'US_MBI',
+    category: 'PII',
+    since: 3,
+    description:
+      'US Medicare Beneficiary Identifier (11 positional letters and digits, no S/L/O/I/B/Z, dashes after the 4th and 7th optional); context: MBI, Medicare',
+    baseScore: 0.8,
+    regex:
+      '\\b[1-9][AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]-?[AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]-?[AC-HJKMNP-RT-Y]{2}[0-9]{2}\\b',
+  },
+  {
+    name: 'US_NPI',
+    category: 'PII',
+    since: 3,
+    defaultActive: false,
+    description:
+      'US National Provider Identifier (10 digits starting 1 or 2, Luhn check behind the 80840 prefix), when named (NPI, provider)',
+    baseScore: 0.78,
+    regex: '\\b[12][0-9]{9}\\b',
+  },
+  {
+    name: 'DE_TAX_ID',
+    category: 'PII',
+    since: 3,
+    description:
+      'German tax identification number (Steuer-ID: 11 digits, one digit repeated, ISO 7064 MOD 11,10 check digit), when named (Steuer-ID, IdNr, Steueridentifikationsnummer)',
+    baseScore: 0.82,
+    regex: '\\b[1-9][0-9]{1}[ ]?[0-9]{3}[ ]?[0-9]{3}[ ]?[0-9]{3}\\b',
+  },
+  {
+    name: 'TH_TNIN',
+    category: 'PII',
+    since: 3,
+    description:
+      'Thai national id number (13 digits, first 1–8, mod-11 check digit), written 1-2345-67890-12-3 or named (เลขประจำตัวประชาชน, Thai id)',
+    baseScore: 0.84,
+    regex: '\\b[1-8]-?[0-9]{4}-?[0-9]{5}-?[0-9]{2}-?[0-9]\\b',
+  },
+  {
+    name: 'CRYPTO_WALLET',
+    category: 'PII',
+    since: 3,
+    description:
+      'Cryptocurrency wallet address: Bitcoin base58check (1…, 3…), bech32/bech32m (bc1…) with their checksums, Ethereum 0x + 40 hex (EIP-55 checksum when mixed-case; all-lower-case ones are masked, not blocked)',
+    baseScore: 0.84,
+    regex: '\\b(?:[13][1-9A-HJ-NP-Za-km-z]{25,34}|(?:bc|tb)1[02-9ac-hj-np-z]{39,59}|0x[0-9a-fA-F]{40})\\b',
+  },
+  {
     name: 'AWS_ACCESS_KEY',
     category: 'SECRET',
     description: 'AWS access key id (AKIA… long-term, ASIA… temporary, ABIA…, ACCA…, A3T…)',
@@ -175,7 +315,8 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
   {
     name: 'GITHUB_TOKEN',
     category: 'SECRET',
-    description: 'GitHub token (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_)',
+    description:
+      'GitHub token (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_); the embedded CRC32 checksum, when it passes, raises the score',
     baseScore: 0.92,
     regex: '\\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\\b',
   },
@@ -220,7 +361,7 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
     name: 'JWT',
     category: 'SECRET',
     description:
-      'JSON Web Token (base64url header.payload.signature; a header that decodes to JSON raises the score, ey….ey….… tokens that do not decode count by structure)',
+      'JSON Web Token (base64url header.payload.signature; a header that decodes to JSON raises the score, ey….ey….… tokens that do not decode count by structure; a JWT base64-encoded once more, ZXlK…, when it decodes to one)',
     baseScore: 0.86,
     regex:
       '\\beyJ[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]*|\\bey[A-Za-z0-9]{17,}\\.ey[A-Za-z0-9/_+-]{17,}\\.[A-Za-z0-9/_+-]*',
@@ -237,7 +378,7 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
     name: 'GENERIC_PASSWORD',
     category: 'SECRET',
     description:
-      'Password or secret value assigned to a password/secret/token-like key (key=value, key: value, JSON, CLI flags, URL credentials), stated in prose in several languages, or given to tools (.pgpass, net user, --password-stdin); tokens without a type of their own (npm, PyPI, GitLab); the span is the value',
+      'Password or secret value assigned to a password/secret/token-like key (key=value, key: value, JSON, CLI flags, URL credentials), stated in prose in several languages, or given to tools (.pgpass, net user, --password-stdin); vendor tokens without a type of their own, by the published formats of the vendor catalogue (GitLab, npm, PyPI, 1Password, age, Grafana, Notion, Sourcegraph, Facebook, Adobe, Hugging Face, Databricks, Doppler, Pulumi, Postman, Linear, Shopify, SendGrid, Mailgun, Twilio, HashiCorp Vault, DigitalOcean, Atlassian, Heroku, Dropbox, Twitter/X, Sentry, Discord; CRC32 checksums of npm tokens verified); the span is the value',
     baseScore: 0.86,
     regex:
       '(?i)(?:password|passwd|pwd|passcode|passphrase|secret|api_?key|token)["\']?\\s*(?:=|:)\\s*["\']?([^\\s"\',;]{4,})',

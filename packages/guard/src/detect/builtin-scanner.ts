@@ -8,12 +8,13 @@ import { scanCjkKeywords } from './cjk-keywords.ts';
 import { scanAttachedMysqlPassword, scanEchoPipe, scanNetUser, scanPgpassLine } from './command-credentials.ts';
 import { scanCredentialColumn } from './credential-columns.ts';
 import { LOGIN_WORDS, SECRET_MENTION_WORDS, scanLoginPair, scanSecretMention } from './credential-prose.ts';
+import { scanWallet } from './crypto-wallets.ts';
 import { scanEmail } from './email-detector.ts';
 import { checkDeadline } from './errors.ts';
 import { scanIban } from './iban-detector.ts';
 import { injectionTriggerHashes, injectionTriggerWords, scanInjection } from './injection-detector.ts';
 import { scanIpv6 } from './ip-detectors.ts';
-import { scanDigitLedId, scanLetterLedId, scanMac } from './national-ids.ts';
+import { scanDigitLedId, scanLetterDigitsId, scanLetterLedId, scanMac } from './national-ids.ts';
 import { numberBoundaryBefore, scanNumberRun } from './numeric-detectors.ts';
 import {
   ASSIGNMENT_REJECTED,
@@ -25,6 +26,7 @@ import {
   scanUrlCredentials,
 } from './password-detectors.ts';
 import { type BuiltinSelection, ScanState } from './scan-state.ts';
+import { CATALOGUE_START, isDotPrefixWord } from './secret-catalogue.ts';
 import { scanPrivateKey, scanSecretAt } from './secret-detectors.ts';
 import { isHexCode } from './text-features.ts';
 import type { Candidate } from './types.ts';
@@ -131,31 +133,11 @@ function hasInnerSecretWord(t: string, i: number, j: number): boolean {
 }
 
 /**
- * SECRET_START[first * 128 + second] is 1 for the first two characters of a literal secret prefix (AKIA, ASIA,
- * AIza, gh?_, github_pat_, glpat-, sk-, rk_, xox?-, xapp-, eyJ, npm_, pypi-, GOCSPX-).
+ * SECRET_START[first * 128 + second] is 1 for the first two characters of a literal secret prefix: every prefix of
+ * the vendor catalogue (secret-catalogue.ts) and the structured formats (sk-, sk_/rk_, xox?-, xapp-, ey…).
  */
-const SECRET_START = new Uint8Array(128 * 128);
-for (const p of [
-  'AK',
-  'AS',
-  'AB',
-  'AC',
-  'A3',
-  'AI',
-  'gh',
-  'gi',
-  'gl',
-  'sk',
-  'rk',
-  'xo',
-  'xa',
-  'ey',
-  'np',
-  'py',
-  'GO',
-]) {
-  SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
-}
+const SECRET_START = CATALOGUE_START.slice();
+for (const p of ['sk', 'rk', 'xo', 'xa', 'ey']) SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
 /**
  * True when the letter-led ASCII word [i, j) (first character `c0`, a letter) starts no entity that onAsciiRun
  * reads: not a literal secret prefix (ghp_…, sk_live_…, xoxb…, eyJ…, AKIA…), not a dotted MAC group (`abcd.`), and, for a capital, not an identifier's length (9, 10, 16) nor an IBAN's start (two capitals, two
@@ -180,8 +162,9 @@ function isPlainWord(t: string, i: number, j: number, c0: number): boolean {
   const len = j - i;
   if (len <= MAX_TRIGGER_LENGTH && TRIGGER_SHAPES[shapeOf(c0, t.charCodeAt(j - 1), len)] === 1) return false;
   const next = t.charCodeAt(j);
-  if (next === 44 || next === 46 || next === 10 || next === 41 || next === 59 || next === 33 || next === 63)
-    return true;
+  // hvs.…, dp.pt.…, sl.…: vendor tokens whose prefix is a short word and a dot.
+  if (next === 46) return len > 3 || !isDotPrefixWord(t, i, len);
+  if (next === 44 || next === 10 || next === 41 || next === 59 || next === 33 || next === 63) return true;
   if (next !== 32) return false;
   const p = i > 0 ? t.charCodeAt(i - 1) : 0;
   if (p === 45 || p === 60 || p === 58) return false;
@@ -296,8 +279,18 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
   }
   if (isDigit(c0)) {
     // 12345678Z (DNI), 131052-308T (HETU): national ids led by digits.
-    if ((j - i === 9 && isUpper(t.charCodeAt(j - 1))) || (j - i === 6 && (next === 45 || next === 43 || next === 65))) {
+    // 1EG4TE5MK73 / 1EG4-TE5-MK73 (US MBI).
+    if (
+      (j - i === 9 && isUpper(t.charCodeAt(j - 1))) ||
+      (j - i === 6 && (next === 45 || next === 43 || next === 65)) ||
+      ((j - i === 11 || (j - i === 4 && next === 45)) && isUpper(t.charCodeAt(i + 1)))
+    ) {
       r = scanDigitLedId(st, i);
+      if (r > 0) return r;
+    }
+    // Bitcoin base58 (1…, 3…) and Ethereum (0x…) addresses.
+    if (j - i >= 26 && (c0 === 49 || c0 === 51 ? j - i <= 35 : j - i === 42 && c0 === 48)) {
+      r = scanWallet(st, i, j);
       if (r > 0) return r;
     }
     // host:5432:database:user:password (~/.pgpass); not times (12:30:45), whose next field is a number too.
@@ -314,12 +307,22 @@ function onAsciiRun(st: ScanState, i: number, j: number): number {
     return Math.max(r, j);
   }
   const c1 = t.charCodeAt(i + 1);
+  // bc1…/tb1… segwit addresses.
+  if (j - i >= 42 && (c0 === 98 || c0 === 116) && t.charCodeAt(i + 2) === 49) {
+    r = scanWallet(st, i, j);
+    if (r > 0) return r;
+  }
   if (c0 < 128 && c1 < 128 && SECRET_START[c0 * 128 + c1] === 1) {
     r = scanSecretAt(st, i, c0);
     if (r > 0) return r;
   }
   if (isUpper(c0) && (j - i === 9 || j - i === 10 || j - i === 16)) {
     r = scanLetterLedId(st, i, j);
+    if (r > 0) return r;
+  }
+  // A12345678: a passport or driver licence number when a word names it.
+  if (isUpper(c0) && isDigit(c1) && j - i >= 7 && j - i <= 14) {
+    r = scanLetterDigitsId(st, i, j);
     if (r > 0) return r;
   }
   if (

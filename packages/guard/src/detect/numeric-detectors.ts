@@ -2,7 +2,7 @@
 import { isAlnum, isAsciiWordCode, isDigit, WORD_TABLE } from './chars.ts';
 import { cardSchemeFits, ssnValid } from './checksums.ts';
 import { ipSuffixEnd } from './ip-detectors.ts';
-import { scanDigitId } from './national-ids.ts';
+import { digitIdMayApply, scanDigitId } from './national-ids.ts';
 import {
   internationalVerdict,
   isPlausibleChinaMobile,
@@ -589,13 +589,14 @@ export function scanNumberRun(st: ScanState, start: number, limit = st.n): numbe
   if (openParen && !hasPlus && sepUnion === DOT) return scanNumberRun(st, start + 1);
   if (afterColonDigit) return end; // times (12:30:45) and host:port pairs that are not IPv4
   if (!hasPlus && !openParen && groups >= 3 && isDateLike(groups, sepUnion)) return end;
-  if (!hasPlus && !openParen && digits >= 13 && digits <= 19 && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0) {
+  const plainRun = !hasPlus && !openParen && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0;
+  // National and account identifiers (8–13 digits) before cards; 14–17-digit account numbers after them.
+  if (plainRun && digits >= 8 && digits <= 13 && digitIdAt(st, start, end, groups, digits)) return end;
+  if (plainRun && digits >= 13 && digits <= 19) {
     const r = scanCard(st, start, end, groups, digits);
     if (r >= 0) return r;
   }
-  if (!hasPlus && !openParen && (digits === 11 || digits === 12) && sepUniform && (sepUnion & ~(SPACE | DASH)) === 0) {
-    if (scanDigitId(st, start, end, digitsOf(st, groups, false))) return end;
-  }
+  if (plainRun && digits >= 14 && digits <= 17 && digitIdAt(st, start, end, groups, digits)) return end;
   if (!hasPlus && !openParen && digits === 9) return scanSsn(st, start, end, groups, sepUnion, sepUniform);
   const found = st.out.length;
   if (digits >= 7 && digits <= 15) scanPhone(st, start, end, groups, digits, hasPlus);
@@ -684,6 +685,11 @@ function skipRun(st: ScanState, end: number): number {
   let j = end;
   while (j < st.n && isAsciiWordCode(st.text.charCodeAt(j))) j++;
   return j;
+}
+
+/** A national, tax or account identifier in the run just read (see national-ids.ts), reported when found. */
+function digitIdAt(st: ScanState, start: number, end: number, groups: number, digits: number): boolean {
+  return digitIdMayApply(st, start, end, digits) && scanDigitId(st, start, end, digitsOf(st, groups, false));
 }
 
 function digitsOf(st: ScanState, groups: number, skipTrunkGroup: boolean): string {

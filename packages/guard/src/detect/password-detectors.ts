@@ -2,6 +2,7 @@
 // XML elements, CLI flags, SQL), passwords named in free text ("my password is …"), and URL credentials.
 import { hashWord, isAlnum, isWordCode } from './chars.ts';
 import { evidence, type ScanState } from './scan-state.ts';
+import { emitKeyedValue, keyedFormatFor } from './secret-catalogue.ts';
 import { knownSecretPrefixAt } from './secret-detectors.ts';
 import { charClassCount, hasAlphabetRun, isHex, isPlaceholderValue, isUuid, shannonEntropy } from './text-features.ts';
 
@@ -652,28 +653,17 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
     while (close < n && close - end < 64 && t.charCodeAt(close) <= 32) close++;
     if (t.charCodeAt(close) !== 60) return ASSIGNMENT_REJECTED;
   }
-  // A key that names a vendor with a fixed token format (telegram_bot_token): a value outside the format is not one.
-  if (!vendorFormatFits(keyName, t.slice(start, end))) return ASSIGNMENT_REJECTED;
+  // A key that names a vendor with a fixed token format (telegram_bot_token, DATADOG_API_KEY): the value is reported
+  // when it fits the format (hex included), and a value outside it is not the vendor's token.
+  const keyed = keyedFormatFor(keyName);
+  if (keyed && !knownSecretPrefixAt(t, start)) {
+    if (!emitKeyedValue(st, keyed, start, end)) return ASSIGNMENT_REJECTED;
+    return quoted ? end + 1 : end;
+  }
   // A request header (curl -H "Authorization: …", "X-Api-Key: …") or an auth scheme: the value is a credential.
   const credential = scheme > 0 || inHeaderArgument(t, ks);
   if (!emitValue(st, kind, start, end, quoted || xml, credential)) return ASSIGNMENT_REJECTED;
   return quoted ? end + 1 : end;
-}
-
-/**
- * Token formats of vendors named in key names, by their definitions: a value given to such a key that does not fit
- * the vendor's format is a stand-in or something else (a chat id, a label), not the vendor's token.
- */
-const VENDOR_KEY_FORMATS: { vendor: RegExp; format: RegExp }[] = [
-  // Telegram bot tokens: the bot's numeric id, a colon, 35 base64url characters.
-  { vendor: /telegram/i, format: /^\d{8,10}:[A-Za-z0-9_-]{35}$/ },
-  // Mailchimp API keys: 32 hex digits and the data-center suffix.
-  { vendor: /mailchimp/i, format: /^[0-9a-f]{32}-us\d{1,2}$/ },
-];
-
-function vendorFormatFits(keyName: string, value: string): boolean {
-  for (const { vendor, format } of VENDOR_KEY_FORMATS) if (vendor.test(keyName)) return format.test(value);
-  return true;
 }
 
 /** ` string = `, ` String = ` after a key: a type name between the key and `=` (Go's `var key string = "…"`). */

@@ -1,22 +1,10 @@
-// Detectors for credentials with fixed shapes: provider API keys and tokens (by literal prefix), JWTs and PEM
-// private key blocks.
-import { isAlnum, isBase64Url, isDigit, isUpper } from './chars.ts';
+// Detectors for credentials with fixed shapes: the vendor catalogue's prefixed tokens (secret-catalogue.ts), the
+// formats with more structure than a prefix and a body (Slack, OpenAI, Anthropic, Stripe, JWT) and PEM private
+// key blocks.
+import { isAlnum, isBase64Url, isDigit } from './chars.ts';
 import { evidence, type ScanState } from './scan-state.ts';
+import { cataloguePrefixAt, fakeBody, randomness, scanCatalogueAt } from './secret-catalogue.ts';
 import { isPlaceholderValue, shannonEntropy } from './text-features.ts';
-
-/** Strength of a random-looking body from its entropy: 4.5 bits/char and above counts as fully random. */
-function randomness(h: number): number {
-  const x = (h - 2.5) / 2;
-  return x < 0 ? 0 : Math.min(x, 1);
-}
-
-/** True when a secret's random part (with entropy h) is a placeholder or clearly not random (xxxx, 1111, "EXAMPLE"). */
-function fakeBody(body: string, h: number): boolean {
-  if (body.length >= 12 && h < 2.5) return true;
-  // Stand-ins are short or say so at either end; a long random body is only sampled there.
-  if (body.length <= 64) return isPlaceholderValue(body);
-  return isPlaceholderValue(body.slice(0, 32)) || isPlaceholderValue(body.slice(-32));
-}
 
 /** Membership tables for the character sets of key bodies (ASCII only; a table lookup beats a callback per char). */
 function charTable(accept: (c: number) => boolean): Uint8Array {
@@ -55,99 +43,29 @@ function emitSecret(st: ScanState, type: string, start: number, end: number, bod
 }
 
 /**
- * Tries the prefix-keyed secret detectors at a word start `i` whose first character is `c`. Returns the end of
- * an emitted candidate, or -1.
+ * Tries the prefix-keyed secret detectors at a word start `i` whose first character is `c`: the structured
+ * formats first, then the catalogue's rows. Returns the end of an emitted candidate, or -1.
  */
 export function scanSecretAt(st: ScanState, i: number, c: number): number {
   const t = st.text;
+  let r = -1;
   switch (c) {
-    case 65: // A
-      if (isAwsKeyPrefix(t, i)) return awsKey(st, i);
-      if (t.startsWith('AIza', i)) return googleKey(st, i);
-      return -1;
-    case 103: // g
-      if (t.charCodeAt(i + 1) === 104 && t.charCodeAt(i + 3) === 95) return githubToken(st, i);
-      if (t.startsWith('github_pat_', i)) return githubPat(st, i);
-      if (t.startsWith('glpat-', i)) return prefixedPassword(st, i, 6, BASE64URL, 20);
-      return -1;
-    case 110: // n
-      return t.startsWith('npm_', i) ? prefixedPassword(st, i, 4, ALNUM, 36) : -1;
-    case 112: // p
-      return t.startsWith('pypi-AgE', i) ? prefixedPassword(st, i, 5, BASE64URL, 50) : -1;
-    case 71: // G
-      return t.startsWith('GOCSPX-', i) ? prefixedPassword(st, i, 7, BASE64URL, 24) : -1;
     case 115: // s
     case 114: // r
-      if (t.charCodeAt(i + 1) !== 107) return -1;
-      if (c === 115 && t.charCodeAt(i + 2) === 45) return skDashKey(st, i);
-      if (t.charCodeAt(i + 2) === 95) return stripeKey(st, i);
-      return -1;
+      if (t.charCodeAt(i + 1) !== 107) break;
+      if (c === 115 && t.charCodeAt(i + 2) === 45) r = skDashKey(st, i);
+      else if (t.charCodeAt(i + 2) === 95) r = stripeKey(st, i);
+      break;
     case 120: // x
-      if (t.startsWith('xox', i) && t.charCodeAt(i + 4) === 45) return slackToken(st, i);
-      if (t.startsWith('xoxe.xox', i) && t.charCodeAt(i + 9) === 45) return slackToken(st, i);
-      if (t.startsWith('xapp-', i)) return slackToken(st, i);
-      return -1;
+      if (t.startsWith('xox', i) && t.charCodeAt(i + 4) === 45) r = slackToken(st, i);
+      else if (t.startsWith('xoxe.xox', i) && t.charCodeAt(i + 9) === 45) r = slackToken(st, i);
+      else if (t.startsWith('xapp-', i)) r = slackToken(st, i);
+      break;
     case 101: // e
-      if (t.charCodeAt(i + 1) === 121 && isAlnum(t.charCodeAt(i + 2))) return jwt(st, i);
-      return -1;
-    default:
-      return -1;
+      if (t.charCodeAt(i + 1) === 121 && isAlnum(t.charCodeAt(i + 2)) && !t.startsWith('eyJrIjoi', i)) r = jwt(st, i);
+      break;
   }
-}
-
-/**
- * Tokens of services without a type of their own, labelled GENERIC_PASSWORD: GitLab personal access tokens
- * (glpat-), npm (npm_), PyPI (pypi-AgE…) and Google OAuth client secrets (GOCSPX-).
- */
-function prefixedPassword(st: ScanState, i: number, prefix: number, table: Uint8Array, minBody: number): number {
-  if (!st.sel.password) return -1;
-  const t = st.text;
-  const end = runEnd(t, i + prefix, table, 400);
-  if (end - i - prefix < minBody || isAlnumUnderscore(t.charCodeAt(end))) return -1;
-  return emitSecret(st, 'GENERIC_PASSWORD', i, end, t.slice(i + prefix, end));
-}
-
-/** AWS access key id prefixes: AKIA (long-term), ASIA (temporary), ABIA (STS service bearer), ACCA (context), A3T?. */
-function isAwsKeyPrefix(t: string, i: number): boolean {
-  if (t.charCodeAt(i) !== 65) return false;
-  const b = t.charCodeAt(i + 1);
-  if (b === 51) return t.charCodeAt(i + 2) === 84 && (isUpper(t.charCodeAt(i + 3)) || isDigit(t.charCodeAt(i + 3)));
-  return t.startsWith('AKIA', i) || t.startsWith('ASIA', i) || t.startsWith('ABIA', i) || t.startsWith('ACCA', i);
-}
-
-function awsKey(st: ScanState, i: number): number {
-  if (!st.sel.enabled.has('AWS_ACCESS_KEY')) return -1;
-  const end = runEnd(st.text, i, ALNUM, 64);
-  if (end - i !== 20) return -1;
-  for (let k = i + 4; k < end; k++) {
-    const c = st.text.charCodeAt(k);
-    if (!isUpper(c) && !isDigit(c)) return -1;
-  }
-  return emitSecret(st, 'AWS_ACCESS_KEY', i, end, st.text.slice(i + 4, end));
-}
-
-function googleKey(st: ScanState, i: number): number {
-  if (!st.sel.enabled.has('GOOGLE_API_KEY')) return -1;
-  const end = runEnd(st.text, i, BASE64URL, 64);
-  if (end - i !== 39) return -1;
-  return emitSecret(st, 'GOOGLE_API_KEY', i, end, st.text.slice(i + 4, end));
-}
-
-function githubToken(st: ScanState, i: number): number {
-  const kind = st.text.charCodeAt(i + 2);
-  // ghp_ personal, gho_ OAuth, ghu_ user-to-server, ghs_ server-to-server, ghr_ refresh
-  if (kind !== 112 && kind !== 111 && kind !== 117 && kind !== 115 && kind !== 114) return -1;
-  if (!st.sel.enabled.has('GITHUB_TOKEN')) return -1;
-  const end = runEnd(st.text, i + 4, ALNUM, 256);
-  if (end - i - 4 < 36 || isAlnumUnderscore(st.text.charCodeAt(end))) return -1;
-  return emitSecret(st, 'GITHUB_TOKEN', i, end, st.text.slice(i + 4, end));
-}
-
-function githubPat(st: ScanState, i: number): number {
-  if (!st.sel.enabled.has('GITHUB_TOKEN')) return -1;
-  const end = runEnd(st.text, i + 11, ALNUM_UNDERSCORE, 256);
-  if (end - i - 11 < 50) return -1;
-  return emitSecret(st, 'GITHUB_TOKEN', i, end, st.text.slice(i + 11, end));
+  return r > 0 ? r : scanCatalogueAt(st, i);
 }
 
 const OPENAI_SEGMENTS = ['proj-', 'svcacct-', 'admin-', 'None-'];
@@ -327,29 +245,32 @@ export function scanPrivateKey(st: ScanState, i: number): number {
   return end;
 }
 
-/** True when a known secret prefix starts at `i`: the generic password detector leaves such values to its owner. */
+/**
+ * True when a secret format with an owner starts at `i` (the catalogue's rows, Slack, OpenAI/Anthropic, Stripe,
+ * JWT, PEM): the generic password detector leaves such values to their owner.
+ */
 export function knownSecretPrefixAt(t: string, i: number): boolean {
   const c = t.charCodeAt(i);
   switch (c) {
-    case 65:
-      return isAwsKeyPrefix(t, i) || t.startsWith('AIza', i);
-    case 103:
-      return (t.charCodeAt(i + 1) === 104 && t.charCodeAt(i + 3) === 95) || t.startsWith('github_pat_', i);
     case 115:
-      return t.startsWith('sk-', i) || /^sk_(?:live|test|prod)_/.test(t.slice(i, i + 8));
+      if (t.startsWith('sk-', i) || /^sk_(?:live|test|prod)_/.test(t.slice(i, i + 8))) return true;
+      break;
     case 114:
-      return /^rk_(?:live|test|prod)_/.test(t.slice(i, i + 8));
+      if (/^rk_(?:live|test|prod)_/.test(t.slice(i, i + 8))) return true;
+      break;
     case 120:
-      return (
+      if (
         (t.startsWith('xox', i) && t.charCodeAt(i + 4) === 45) ||
         t.startsWith('xapp-', i) ||
         t.startsWith('xoxe.xox', i)
-      );
+      )
+        return true;
+      break;
     case 101:
-      return /^ey[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_-]/.test(t.slice(i, i + 200));
+      if (/^ey[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_-]/.test(t.slice(i, i + 200))) return true;
+      break;
     case 45:
       return t.startsWith(BEGIN, i);
-    default:
-      return false;
   }
+  return c < 128 && cataloguePrefixAt(t, i);
 }

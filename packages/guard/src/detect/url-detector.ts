@@ -4,6 +4,7 @@
 // (see overlaps.ts), so the secret keeps its own type and span.
 import { isAlnum, isAsciiWordCode } from './chars.ts';
 import { evidence, type ScanState } from './scan-state.ts';
+import { scanWebhookUrl } from './secret-catalogue.ts';
 
 /** Characters a URL may hold after its scheme (RFC 3986 unreserved, reserved and `%`), ASCII only. */
 const URL_CHAR = new Uint8Array(128);
@@ -146,6 +147,8 @@ export function scanSchemeUrl(st: ScanState, colon: number): number {
   const host = hostEnd < 0 ? authority : authority.slice(0, hostEnd);
   if (host.length < 3 || (!host.includes('.') && !host.toLowerCase().startsWith('localhost') && !host.includes('@')))
     return -1;
+  // A vendor's webhook address is a credential as a whole (see secret-catalogue.ts).
+  if (hostEnd > 0 && scanWebhookUrl(st, s, colon + 3, colon + 3 + hostEnd) > 0) return -1;
   st.emit('URL', s, end, evidence({ valid: true, strength: 1 }));
   return -1;
 }
