@@ -2,6 +2,16 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
 import { type Database, type DialectName, openDatabase } from './db/open-database.ts';
+import { setSchemaReuse } from './http/schema-cache.ts';
+
+/**
+ * From now on, every app this process builds reuses the validators and response serializers already compiled for
+ * the same route schema objects (compiling them is most of the cost of building an app). For test processes that
+ * build the same apps many times; the test helpers of each service call it. Production never turns it on.
+ */
+export function reuseCompiledSchemas(): void {
+  setSchemaReuse(true);
+}
 
 export interface TestDatabaseTarget {
   dialect: DialectName;

@@ -2,12 +2,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, type TestContext } from 'node:test';
 import { type Cache, createMemoryCache, createOutboxWorker, type OutboxWorker } from '@keel/core';
-import { openTestDatabase, type TestDatabaseTarget } from '@keel/core/testing';
+import { openTestDatabase, reuseCompiledSchemas, type TestDatabaseTarget } from '@keel/core/testing';
 import type { Kysely } from 'kysely';
 import { buildEngineApps, type EngineApps, prepareEngineDatabase } from '../src/app.ts';
 import { type BootstrapResult, bootstrapMerchant } from '../src/cli/bootstrap.ts';
 import { readEngineConfig } from '../src/config.ts';
 import type { EngineDb } from '../src/db/schema.ts';
+
+// Every app a test file builds compiles each route schema once (see reuseCompiledSchemas).
+reuseCompiledSchemas();
 
 export { testDatabaseTargets } from '@keel/core/testing';
 

@@ -2,12 +2,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import { type App, type Cache, createMemoryCache } from '@keel/core';
-import { openTestDatabase, type TestDatabaseTarget } from '@keel/core/testing';
+import { openTestDatabase, reuseCompiledSchemas, type TestDatabaseTarget } from '@keel/core/testing';
 import type { Kysely } from 'kysely';
 import { buildGuardApp, prepareGuardDatabase } from '../src/app.ts';
 import { readGuardConfig } from '../src/config.ts';
 import type { GuardContext } from '../src/context.ts';
 import type { GuardDb } from '../src/db/schema.ts';
+
+// Every app a test file builds compiles each route schema once (see reuseCompiledSchemas).
+reuseCompiledSchemas();
 
 export { testDatabaseTargets } from '@keel/core/testing';
 
