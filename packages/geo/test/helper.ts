@@ -39,8 +39,8 @@ export async function buildGeo(
     GEO_WORKER_INTERVAL_MS: '20',
     ...env,
   });
-  const database = await openTestDatabase<GeoDb>(target, 'geo');
-  await prepareGeoDatabase(database.db);
+  // On PostgreSQL the schema is emptied and kept for the next test instead of being migrated again.
+  const database = await openTestDatabase<GeoDb>(target, 'geo', { prepare: prepareGeoDatabase, reuseSchema: true });
   const cache = options.cache ?? createMemoryCache();
   const secrets = createSecretBox(randomBytes(32).toString('hex'));
   const clock = { now: new Date() };

@@ -29,8 +29,11 @@ export async function buildGuard(
   options: { cache?: Cache; logStream?: NodeJS.WritableStream } = {},
 ): Promise<GuardUnderTest> {
   const config = readGuardConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', ...env });
-  const database = await openTestDatabase<GuardDb>(target, 'guard');
-  await prepareGuardDatabase(database.db);
+  // On PostgreSQL the schema is emptied and kept for the next test instead of being migrated again.
+  const database = await openTestDatabase<GuardDb>(target, 'guard', {
+    prepare: prepareGuardDatabase,
+    reuseSchema: true,
+  });
   const cache = options.cache ?? createMemoryCache();
   const { app, ctx } = await buildGuardApp({ config, db: database.db, cache, logStream: options.logStream });
   await app.ready();
