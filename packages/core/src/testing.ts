@@ -1,7 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
+import { MIGRATION_TABLE } from './db/migrate.ts';
 import { type Database, type DialectName, openDatabase } from './db/open-database.ts';
+import { setSchemaReuse } from './http/schema-cache.ts';
+
+/**
+ * From now on, every app this process builds reuses the validators and response serializers already compiled for
+ * the same route schema objects (compiling them is most of the cost of building an app). For test processes that
+ * build the same apps many times; the test helpers of each service call it. Production never turns it on.
+ */
+export function reuseCompiledSchemas(): void {
+  setSchemaReuse(true);
+}
 
 export interface TestDatabaseTarget {
   dialect: DialectName;
@@ -15,27 +27,135 @@ export function testDatabaseTargets(env = process.env): TestDatabaseTarget[] {
   return targets;
 }
 
+/** How a test database is opened. */
+export interface TestDatabaseOptions<DB> {
+  /** Brings a new database to the state the tests start from (migrations, seeds); run on every open. */
+  prepare?: (db: Kysely<DB>) => Promise<unknown>;
+  /**
+   * PostgreSQL only, with `prepare`: on close the schema is emptied (every table but `keel_migration` is
+   * truncated, identities restarted) and kept for the next open of the same service in this process, instead of
+   * being dropped and migrated again; the schemas left are dropped when the process exits. `prepare` then has no
+   * migration left to run and seeds as on a fresh schema. A schema is only reused when `prepare` leaves exactly the
+   * rows it left on a fresh one: a migration that inserts rows makes the next open throw, naming the table.
+   */
+  reuseSchema?: boolean;
+}
+
+/** Emptied, migrated schemas ready for the next test of the same service and server, and what `prepare` left in them. */
+const idleSchemas = new Map<string, { schemas: string[]; prepared: Map<string, number> | undefined }>();
+let dropIdleOnExit = false;
+
 /**
  * Opens a fresh database for one test suite: a new in-memory SQLite database, or a new PostgreSQL schema
- * that is dropped again on close.
+ * that is dropped again on close (or emptied and reused, see `reuseSchema`).
  */
-export async function openTestDatabase<DB>(target: TestDatabaseTarget, service: string): Promise<Database<DB>> {
-  if (target.dialect === 'sqlite') return openDatabase<DB>({ url: target.url });
-  const schema = `${service}_test_${randomBytes(6).toString('hex')}`;
+export async function openTestDatabase<DB>(
+  target: TestDatabaseTarget,
+  service: string,
+  options: TestDatabaseOptions<DB> = {},
+): Promise<Database<DB>> {
+  if (target.dialect === 'sqlite') {
+    const database = await openDatabase<DB>({ url: target.url });
+    await options.prepare?.(database.db);
+    return database;
+  }
+  const reuse = options.reuseSchema === true && options.prepare !== undefined;
+  const poolKey = `${target.url}\u0000${service}`;
+  const idle = reuse ? idleSchemas.get(poolKey) : undefined;
+  const reused = idle?.schemas.pop();
+  const schema = reused ?? `${service}_test_${randomBytes(6).toString('hex')}`;
   const database = await openDatabase<DB>({ url: target.url, schema, poolSize: 5 });
+  const drop = () => withClient(target.url, (client) => client.query(`drop schema if exists "${schema}" cascade`));
+  if (options.prepare) {
+    try {
+      await options.prepare(database.db);
+      if (reuse) {
+        const rows = await countRows(target.url, schema);
+        const entry = idleSchemas.get(poolKey) ?? { schemas: [], prepared: undefined };
+        idleSchemas.set(poolKey, entry);
+        if (!reused) entry.prepared ??= rows;
+        const differing = [...rows].find(([table, count]) => entry.prepared?.get(table) !== count);
+        if (differing) {
+          throw new Error(
+            `openTestDatabase: ${service}'s prepare left ${differing[1]} rows in ${differing[0]} on a reused schema, ` +
+              `${entry.prepared?.get(differing[0]) ?? 0} on a fresh one (a migration inserts rows?): do not pass reuseSchema`,
+          );
+        }
+      }
+    } catch (error) {
+      // Nothing is left behind by an open that fails.
+      await database.close();
+      await drop();
+      throw error;
+    }
+  }
   return {
     ...database,
     close: async () => {
       await database.close();
-      const client = new pg.Client({ connectionString: target.url });
-      await client.connect();
-      try {
-        await client.query(`drop schema if exists "${schema}" cascade`);
-      } finally {
-        await client.end();
+      if (!reuse) {
+        await drop();
+        return;
+      }
+      await withClient(target.url, async (client) => {
+        const tables = await client.query<{ tablename: string }>(
+          'select tablename from pg_tables where schemaname = $1 and tablename <> $2',
+          [schema, MIGRATION_TABLE],
+        );
+        const names = tables.rows.map((row) => `"${schema}"."${row.tablename}"`);
+        if (names.length > 0) await client.query(`truncate ${names.join(', ')} restart identity cascade`);
+      });
+      idleSchemas.get(poolKey)?.schemas.push(schema);
+      if (!dropIdleOnExit) {
+        dropIdleOnExit = true;
+        process.once('beforeExit', () => {
+          void dropIdleSchemas();
+        });
       }
     },
   };
+}
+
+/** Rows per table of a schema (the migration bookkeeping aside). */
+async function countRows(url: string, schema: string): Promise<Map<string, number>> {
+  return withClient(url, async (client) => {
+    const tables = await client.query<{ tablename: string }>(
+      'select tablename from pg_tables where schemaname = $1 and tablename <> $2 order by tablename',
+      [schema, MIGRATION_TABLE],
+    );
+    if (tables.rows.length === 0) return new Map();
+    const counts = await client.query<{ name: string; n: string }>(
+      tables.rows
+        .map((row, i) => `select $${i + 1}::text as name, count(*) as n from "${schema}"."${row.tablename}"`)
+        .join(' union all '),
+      tables.rows.map((row) => row.tablename),
+    );
+    return new Map(counts.rows.map((row) => [row.name, Number(row.n)]));
+  });
+}
+
+async function dropIdleSchemas(): Promise<void> {
+  const pools = [...idleSchemas];
+  idleSchemas.clear();
+  for (const [key, { schemas }] of pools) {
+    if (schemas.length === 0) continue;
+    const url = key.slice(0, key.indexOf('\u0000'));
+    await withClient(url, async (client) => {
+      for (const schema of schemas) await client.query(`drop schema if exists "${schema}" cascade`);
+    }).catch(() => undefined);
+  }
+}
+
+/** Runs `work` on a one-off connection to `url`. */
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
 }
 
 export interface FaultDatabase {
@@ -55,16 +175,7 @@ export interface FaultDatabase {
  */
 export async function createFaultDatabase(baseUrl: string): Promise<FaultDatabase> {
   const name = `keel_fault_${randomBytes(6).toString('hex')}`;
-  const admin = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: baseUrl });
-    client.on('error', () => undefined);
-    await client.connect();
-    try {
-      return await work(client);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => withClient(baseUrl, work);
   await admin((client) => client.query(`create database "${name}"`));
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;

@@ -12,6 +12,10 @@ import {
   McpErrorCodes,
   registerMcpEndpoint,
 } from '../src/index.ts';
+import { reuseCompiledSchemas } from '../src/testing.ts';
+
+// Every test builds its own app from the same route schemas: each is compiled once.
+reuseCompiledSchemas();
 
 interface Principal {
   name: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { buildEngine, type EngineUnderTest, product, testDatabaseTargets } from './helper.ts';
+import { type EngineUnderTest, product, sharedEngine, testDatabaseTargets } from './helper.ts';
 
 async function seed(engine: EngineUnderTest, overrides: Record<string, unknown> = {}) {
   const response = await engine.call('POST', '/api/v1/catalog/products', {
@@ -15,8 +15,9 @@ const idem = () => ({ 'idempotency-key': randomUUID() });
 
 for (const target of testDatabaseTargets()) {
   describe(`carts, checkouts and orders (${target.dialect})`, () => {
-    test('a cart is created with its checkout id; items mutate atomically with Idempotency-Key; totals are exact', async (t) => {
-      const engine = await buildEngine(t, target);
+    const shared = sharedEngine(target);
+    test('a cart is created with its checkout id; items mutate atomically with Idempotency-Key; totals are exact', async () => {
+      const engine = await shared.fresh();
       const a = await seed(engine, { price: '0.10' });
       const b = await seed(engine, { price: '0.20' });
       const created = await engine.call('POST', '/api/v1/catalog/carts', {
@@ -105,8 +106,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('cart 409s: inactive product, out of stock, quantity over inventory, currency mismatch', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('cart 409s: inactive product, out of stock, quantity over inventory, currency mismatch', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0];
       const draft = await seed(engine, { status: 'draft' });
       const empty = await seed(engine, { inventoryQuantity: 0 });
@@ -136,8 +137,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('clear only without a checkout id (409 otherwise); archive is permanent and hidden by default', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('clear only without a checkout id (409 otherwise); archive is permanent and hidden by default', async () => {
+      const engine = await shared.fresh();
       const p = await seed(engine);
       const cart = (
         await engine.call('POST', '/api/v1/catalog/carts', {
@@ -171,8 +172,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal((await engine.call('POST', `/api/v1/catalog/carts/clear?cartId=${randomUUID()}`)).status, 404);
     });
 
-    test('orders: inventory deducted, one order per checkout, payment ids kept or generated, lookups, cancel restocks', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('orders: inventory deducted, one order per checkout, payment ids kept or generated, lookups, cancel restocks', async () => {
+      const engine = await shared.fresh();
       const p = await seed(engine, { inventoryQuantity: 5 });
       const makeCart = async (quantity = 2) =>
         (
@@ -241,8 +242,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('an order with an Idempotency-Key replays its first answer instead of failing', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('an order with an Idempotency-Key replays its first answer instead of failing', async () => {
+      const engine = await shared.fresh();
       const p = await seed(engine);
       const cart = (
         await engine.call('POST', '/api/v1/catalog/carts', {
@@ -264,19 +265,20 @@ for (const target of testDatabaseTargets()) {
       assert.equal((await engine.call('GET', `/api/v1/catalog/products/${p.id}`)).body.inventoryQuantity, 99);
     });
 
-    test('no oversell: 200 concurrent completions for the last 10 units → 10 orders, stock 0, the rest 409', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('no oversell: 200 concurrent completions for the last 10 units → 10 orders, stock 0, the rest 409', async () => {
+      const engine = await shared.fresh();
       const p = await seed(engine, { inventoryQuantity: 200 });
-      const carts = [];
-      for (let i = 0; i < 200; i++) {
-        carts.push(
-          (
-            await engine.call('POST', '/api/v1/catalog/carts', {
-              body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 1 }] },
-            })
-          ).body,
-        );
-      }
+      const carts = await Promise.all(
+        Array.from(
+          { length: 200 },
+          async () =>
+            (
+              await engine.call('POST', '/api/v1/catalog/carts', {
+                body: { storeId: engine.boot.storeIds[0], items: [{ catalogId: p.catalogId, quantity: 1 }] },
+              })
+            ).body,
+        ),
+      );
       await engine.call('PATCH', `/api/v1/catalog/products/${p.id}`, { body: { inventoryQuantity: 10 } });
       const results = await Promise.all(
         carts.map((cart) => engine.call('POST', '/api/v1/catalog/orders', { body: { checkoutId: cart.checkoutId } })),
@@ -291,12 +293,16 @@ for (const target of testDatabaseTargets()) {
       );
       const after = (await engine.call('GET', `/api/v1/catalog/products/${p.id}`)).body;
       assert.equal(after.inventoryQuantity, 0);
-      const orders = await engine.db.selectFrom('sales_order').select('id').execute();
+      const orders = await engine.db
+        .selectFrom('sales_order')
+        .select('id')
+        .where('merchant_id', '=', engine.boot.merchantId)
+        .execute();
       assert.equal(orders.length, 10);
     });
 
-    test('duplicate lines in a checkout are aggregated before the stock check', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('duplicate lines in a checkout are aggregated before the stock check', async () => {
+      const engine = await shared.fresh();
       const p = await seed(engine, { inventoryQuantity: 3 });
       const cart = (
         await engine.call('POST', '/api/v1/catalog/carts', {
@@ -309,7 +315,13 @@ for (const target of testDatabaseTargets()) {
       assert.equal(response.status, 409);
       assert.equal(response.body.error.code, 'CATALOG_INSUFFICIENT_INVENTORY');
       assert.equal(
-        (await engine.db.selectFrom('sales_order').select('id').execute()).length,
+        (
+          await engine.db
+            .selectFrom('sales_order')
+            .select('id')
+            .where('merchant_id', '=', engine.boot.merchantId)
+            .execute()
+        ).length,
         0,
         'nothing partial was written',
       );

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildEngine, testDatabaseTargets } from './helper.ts';
+import { sharedEngine, testDatabaseTargets } from './helper.ts';
 
 const LISTENERS = ['rest', 'mcp', 'webhook'] as const;
 
 for (const target of testDatabaseTargets()) {
   describe(`engine liveness and readiness on every listener (${target.dialect})`, () => {
-    test('/healthz and /ready on REST, MCP and ingress; the spec paths too; public, not rate limited, in each OpenAPI', async (t) => {
-      const engine = await buildEngine(t, target, { env: { RATE_LIMIT_MAX: '1' }, worker: true });
+    // One engine for both tests: each registers its own 'webhook-worker' check (a name registered again replaces
+    // the earlier check), so neither depends on the other's.
+    const shared = sharedEngine(target, { env: { RATE_LIMIT_MAX: '1' }, worker: true });
+    test('/healthz and /ready on REST, MCP and ingress; the spec paths too; public, not rate limited, in each OpenAPI', async () => {
+      const engine = await shared.fresh();
       engine.readiness.add('webhook-worker', () => engine.worker!.check());
       for (const name of LISTENERS) {
         const app = engine[name];
@@ -28,8 +31,8 @@ for (const target of testDatabaseTargets()) {
         assert.deepEqual((await app.inject({ method: 'GET', url: '/health' })).json(), { status: 'ok' });
     });
 
-    test('a failing check makes every listener not ready, naming it; liveness stays up', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('a failing check makes every listener not ready, naming it; liveness stays up', async () => {
+      const engine = await shared.fresh();
       engine.readiness.add('webhook-worker', () => ({ reason: 'failing' }));
       for (const name of LISTENERS) {
         const ready = await engine[name].inject({ method: 'GET', url: '/ready' });

@@ -1,13 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TestContext } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
 import { type Cache, createMemoryCache, createOutboxWorker, type OutboxWorker } from '@keel/core';
-import { openTestDatabase, type TestDatabaseTarget } from '@keel/core/testing';
+import { openTestDatabase, reuseCompiledSchemas, type TestDatabaseTarget } from '@keel/core/testing';
 import type { Kysely } from 'kysely';
 import { buildEngineApps, type EngineApps, prepareEngineDatabase } from '../src/app.ts';
 import { type BootstrapResult, bootstrapMerchant } from '../src/cli/bootstrap.ts';
 import { readEngineConfig } from '../src/config.ts';
 import type { EngineDb } from '../src/db/schema.ts';
+
+// Every app a test file builds compiles each route schema once (see reuseCompiledSchemas).
+reuseCompiledSchemas();
 
 export { testDatabaseTargets } from '@keel/core/testing';
 
@@ -31,8 +34,46 @@ export interface EngineUnderTest extends EngineApps {
 export async function buildEngine(
   t: TestContext,
   target: TestDatabaseTarget,
-  options: { env?: Record<string, string>; worker?: boolean } = {},
+  options: EngineOptions = {},
 ): Promise<EngineUnderTest> {
+  const opened = await openEngine(target, options);
+  t.after(opened.close);
+  return opened.fresh();
+}
+
+export interface EngineOptions {
+  env?: Record<string, string>;
+  worker?: boolean;
+}
+
+/**
+ * One engine for every test of a describe block (building the apps compiles every route's schemas, a second or
+ * more per build): `fresh()` bootstraps a new merchant on it (its own stores and keys), so tests stay isolated by
+ * merchant. A test that needs its own configuration or database keeps calling `buildEngine`.
+ */
+export function sharedEngine(target: TestDatabaseTarget, options: EngineOptions = {}) {
+  let opened: Awaited<ReturnType<typeof openEngine>> | undefined;
+  before(async () => {
+    opened = await openEngine(target, options);
+  });
+  after(async () => {
+    await opened?.close();
+  });
+  return {
+    /** The shared engine with a new merchant of its own. */
+    fresh(): Promise<EngineUnderTest> {
+      if (!opened) throw new Error('sharedEngine: fresh() is for tests of the describe block that declared it');
+      return opened.fresh();
+    },
+  };
+}
+
+let merchants = 0;
+
+async function openEngine(
+  target: TestDatabaseTarget,
+  options: EngineOptions,
+): Promise<{ fresh(): Promise<EngineUnderTest>; close(): Promise<void> }> {
   const config = readEngineConfig({
     LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '1000000',
@@ -58,31 +99,35 @@ export async function buildEngine(
     worker.start();
   }
   await Promise.all([apps.rest.ready(), apps.mcp.ready(), apps.webhook.ready()]);
-  const boot = await bootstrapMerchant(database.db, apps.ctx.principals);
-  t.after(async () => {
+  const close = async () => {
     await apps.close();
     await worker?.stop();
     await database.close();
-  });
-  const call: EngineUnderTest['call'] = async (method, url, opts = {}) => {
-    const key = opts.key === undefined ? boot.keys.merchant : opts.key;
-    const response = await apps.rest.inject({
-      method: method as 'GET',
-      url,
-      headers: {
-        ...(key ? { authorization: `Bearer ${key}` } : {}),
-        ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...opts.headers,
-      },
-      ...(opts.body !== undefined ? { payload: JSON.stringify(opts.body) } : {}),
-    });
-    return {
-      status: response.statusCode,
-      body: response.body ? safeJson(response.body) : undefined,
-      headers: response.headers,
-    };
   };
-  return { ...apps, db: database.db, cache, boot, worker, call };
+  const fresh = async (): Promise<EngineUnderTest> => {
+    merchants += 1;
+    const boot = await bootstrapMerchant(database.db, apps.ctx.principals, `${new Date().toISOString()} #${merchants}`);
+    const call: EngineUnderTest['call'] = async (method, url, opts = {}) => {
+      const key = opts.key === undefined ? boot.keys.merchant : opts.key;
+      const response = await apps.rest.inject({
+        method: method as 'GET',
+        url,
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...opts.headers,
+        },
+        ...(opts.body !== undefined ? { payload: JSON.stringify(opts.body) } : {}),
+      });
+      return {
+        status: response.statusCode,
+        body: response.body ? safeJson(response.body) : undefined,
+        headers: response.headers,
+      };
+    };
+    return { ...apps, db: database.db, cache, boot, worker, call };
+  };
+  return { fresh, close };
 }
 
 function safeJson(text: string): unknown {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildEngine, product, testDatabaseTargets } from './helper.ts';
+import { product, sharedEngine, testDatabaseTargets } from './helper.ts';
 
 for (const target of testDatabaseTargets()) {
   describe(`merchant keys and scopes (${target.dialect})`, () => {
-    test('each scope reaches exactly its stores', async (t) => {
-      const engine = await buildEngine(t, target);
+    const shared = sharedEngine(target);
+    test('each scope reaches exactly its stores', async () => {
+      const engine = await shared.fresh();
       const { boot } = engine;
       const stores = async (key: string) =>
         ((await engine.call('GET', '/api/v1/catalog/stores', { key })).body.data as { id: string }[])
@@ -17,8 +18,8 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(await stores(boot.keys.custom), [boot.storeIds[1]!, boot.subMerchantStoreId].sort());
     });
 
-    test('the key is accepted as Bearer, x-api-key and X-Catalog-API-Key; missing or wrong keys are 401', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('the key is accepted as Bearer, x-api-key and X-Catalog-API-Key; missing or wrong keys are 401', async () => {
+      const engine = await shared.fresh();
       const key = engine.boot.keys.merchant;
       for (const headers of [
         { authorization: `Bearer ${key}` },
@@ -41,8 +42,8 @@ for (const target of testDatabaseTargets()) {
       }
     });
 
-    test('store scope denials: 403 for a store outside the scope, 404 for its products', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('store scope denials: 403 for a store outside the scope, 404 for its products', async () => {
+      const engine = await shared.fresh();
       const { boot } = engine;
       const other = await engine.call('POST', '/api/v1/catalog/products', { body: product(boot.storeIds[1]!) });
       assert.equal(other.status, 201);
@@ -103,8 +104,8 @@ for (const target of testDatabaseTargets()) {
         assert.equal((await engine.call('GET', '/api/v1/catalog/keys', { key })).status, 403);
     });
 
-    test('another merchant sees nothing of this one', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('another merchant sees nothing of this one', async () => {
+      const engine = await shared.fresh();
       const created = await engine.call('POST', '/api/v1/catalog/products', {
         body: product(engine.boot.storeIds[0]!),
       });
@@ -125,8 +126,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('lifecycle: shown once, revoke → 401, delete only after revocation, bulk rules', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('lifecycle: shown once, revoke → 401, delete only after revocation, bulk rules', async () => {
+      const engine = await shared.fresh();
       const create = async (body: object) => engine.call('POST', '/api/v1/catalog/keys', { body });
       const a = await create({ name: 'a', scope: 'store', storeIds: [engine.boot.storeIds[0]] });
       assert.equal(a.status, 201);
@@ -190,8 +191,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('a key never mints a key that reaches a store or holds a permission it lacks, for every scope', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('a key never mints a key that reaches a store or holds a permission it lacks, for every scope', async () => {
+      const engine = await shared.fresh();
       const { boot } = engine;
       const create = async (key: string, body: object) => engine.call('POST', '/api/v1/catalog/keys', { key, body });
       const keyCount = async () =>
@@ -249,8 +250,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(inactive.status, 403);
     });
 
-    test("an inactive merchant's keys get 401", async (t) => {
-      const engine = await buildEngine(t, target);
+    test("an inactive merchant's keys get 401", async () => {
+      const engine = await shared.fresh();
       const { setMerchantActive } = await import('../src/merchants/merchant-service.ts');
       assert.equal((await engine.call('GET', '/api/v1/catalog/stores')).status, 200);
       await setMerchantActive(engine.db, engine.ctx.principals, engine.boot.merchantId, false);

@@ -3,10 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { describe, type TestContext, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { buildEngine, type EngineUnderTest, product, startReceiver, testDatabaseTargets, until } from './helper.ts';
+import { type EngineUnderTest, product, sharedEngine, startReceiver, testDatabaseTargets, until } from './helper.ts';
 
+/** The MCP listener's base URL; the shared engine listens once, on the first call. */
 async function listen(_t: TestContext, engine: EngineUnderTest): Promise<string> {
-  await engine.mcp.listen({ host: '127.0.0.1', port: 0 });
+  if (!engine.mcp.server.listening) await engine.mcp.listen({ host: '127.0.0.1', port: 0 });
   return `http://127.0.0.1:${(engine.mcp.server.address() as AddressInfo).port}`;
 }
 
@@ -63,8 +64,10 @@ const CATALOG = [
 
 for (const target of testDatabaseTargets()) {
   describe(`public MCP endpoint (${target.dialect})`, () => {
+    // The reference flow needs the delivery worker; the other tests do not mind it.
+    const shared = sharedEngine(target, { worker: true });
     test('the SDK Client lists every catalog and reference-contract tool on / and /mcp, each with an input schema', async (t) => {
-      const engine = await buildEngine(t, target);
+      const engine = await shared.fresh();
       const base = await listen(t, engine);
       for (const path of ['/', '/mcp']) {
         const client = await connect(t, `${base}${path}`, engine.boot.keys.merchant);
@@ -78,7 +81,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('reference flow: search → cart → idempotent item mutations → checkout_prepare with summary and handoff → cancel; events carry source mcp', async (t) => {
-      const engine = await buildEngine(t, target, { worker: true });
+      const engine = await shared.fresh();
       const receiver = await startReceiver(t);
       await engine.call('POST', '/api/v1/catalog/webhooks/destinations', {
         body: { url: receiver.url, events: ['cart.item.added', 'checkout.created', 'cart.bundle.added'] },
@@ -176,7 +179,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('catalog group: upsert, create cart, mutate, complete order (inventory deducted), delete', async (t) => {
-      const engine = await buildEngine(t, target);
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const client = await connect(t, `${await listen(t, engine)}/`, engine.boot.keys.merchant);
       assert.equal((await call(client, 'catalog_list_stores', {})).data.stores.length, 3);
@@ -228,7 +231,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('authentication and scope: no key is a JSON-RPC error with 401; a store key cannot reach other stores; card data is refused', async (t) => {
-      const engine = await buildEngine(t, target);
+      const engine = await shared.fresh();
       const base = await listen(t, engine);
       const unauthenticated = await fetch(`${base}/mcp`, {
         method: 'POST',

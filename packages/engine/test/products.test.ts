@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildEngine, product, testDatabaseTargets } from './helper.ts';
+import { product, sharedEngine, testDatabaseTargets } from './helper.ts';
 
 for (const target of testDatabaseTargets()) {
   describe(`products (${target.dialect})`, () => {
-    test('create: 201 with defaults, exact price string, 10-digit catalogId; upsert by sku updates the same product', async (t) => {
-      const engine = await buildEngine(t, target);
+    const shared = sharedEngine(target);
+    test('create: 201 with defaults, exact price string, 10-digit catalogId; upsert by sku updates the same product', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const created = await engine.call('POST', '/api/v1/catalog/products', {
         body: { storeId: store, sku: 'A-1', name: 'Mug', price: 19.99 },
@@ -63,8 +64,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(precise.status, 400, 'a float artefact is more precise than USD allows');
     });
 
-    test('identity: sku and externalId naming different products is a 409; either identifies the product', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('identity: sku and externalId naming different products is a 409; either identifies the product', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const post = (body: object) =>
         engine.call('POST', '/api/v1/catalog/products', { body: { storeId: store, name: 'X', price: 1, ...body } });
@@ -84,8 +85,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(other.status, 201);
     });
 
-    test('validation: every limit of the product table is a 400 and writes nothing', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('validation: every limit of the product table is a 400 and writes nothing', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const images = Array.from({ length: 21 }, (_, i) => `https://cdn.example.com/${i}.jpg`);
       for (const [label, body] of [
@@ -124,8 +125,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('images: the first imageUrls entry is mirrored into imageUrl', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('images: the first imageUrls entry is mirrored into imageUrl', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const created = await engine.call('POST', '/api/v1/catalog/products', {
         body: product(store, { imageUrls: ['https://cdn.example.com/1.jpg', 'https://cdn.example.com/2.jpg'] }),
@@ -147,8 +148,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(none.body.imageUrl, null);
     });
 
-    test('GET by UUID, product-details by each identifier, PATCH, DELETE, and the compatibility aliases', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('GET by UUID, product-details by each identifier, PATCH, DELETE, and the compatibility aliases', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const created = (
         await engine.call('POST', '/api/v1/catalog/products', {
@@ -211,8 +212,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal((await engine.call('DELETE', `/api/v1/catalog/products/${created.id}`)).status, 404);
     });
 
-    test('search: products with every term in the name come first, and pages cross that boundary without gaps', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('search: products with every term in the name come first, and pages cross that boundary without gaps', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const post = async (name: string, description: string) =>
         (await engine.call('POST', '/api/v1/catalog/products', { body: product(store, { name, description }) })).body
@@ -253,8 +254,8 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(new Set(seen.slice(3)), new Set(described));
     });
 
-    test("search: a store key finds its own matches even when another store's rank above them", async (t) => {
-      const engine = await buildEngine(t, target);
+    test("search: a store key finds its own matches even when another store's rank above them", async () => {
+      const engine = await shared.fresh();
       const [mine, other] = engine.boot.storeIds as [string, string];
       // 250 short, high-ranking names in the other store, then three long, low-ranking ones in the key's store.
       const batch = await engine.call('POST', '/api/webhooks/catalog', {
@@ -286,8 +287,8 @@ for (const target of testDatabaseTargets()) {
       for (const p of all.body.data) assert.match(p.name, /^Alpha widget/);
     });
 
-    test('search: ranked full text over name, description and otherDetails; aliases; pagination', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('search: ranked full text over name, description and otherDetails; aliases; pagination', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const post = (body: Record<string, unknown>) =>
         engine.call('POST', '/api/v1/catalog/products', { body: product(store, body) });
@@ -326,8 +327,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal((await engine.call('GET', '/api/v1/catalog/products?limit=101')).status, 400);
     });
 
-    test('card numbers and verification codes are rejected with 400 wherever they appear', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('card numbers and verification codes are rejected with 400 wherever they appear', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       for (const body of [
         product(store, { metadata: { cardNumber: '4111111111111111' } }),

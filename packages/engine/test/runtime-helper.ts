@@ -3,11 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { after, before, type TestContext } from 'node:test';
 import { createMemoryCache } from '@keel/core';
-import { openTestDatabase, type TestDatabaseTarget } from '@keel/core/testing';
+import { openTestDatabase, reuseCompiledSchemas, type TestDatabaseTarget } from '@keel/core/testing';
 import { buildEngineApps, type EngineApps, prepareEngineDatabase } from '../src/app.ts';
 import { readEngineConfig } from '../src/config.ts';
 import type { EngineDb } from '../src/db/schema.ts';
 import { bootstrapRealm } from '../src/identity/identity-service.ts';
+
+// Every app a test file builds compiles each route schema once (see reuseCompiledSchemas).
+reuseCompiledSchemas();
 
 export { testDatabaseTargets } from '@keel/core/testing';
 

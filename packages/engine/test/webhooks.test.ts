@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { buildEngine, type EngineUnderTest, product, startReceiver, testDatabaseTargets, until } from './helper.ts';
+import {
+  buildEngine,
+  type EngineUnderTest,
+  product,
+  sharedEngine,
+  startReceiver,
+  testDatabaseTargets,
+  until,
+} from './helper.ts';
 
 async function ingest(
   engine: EngineUnderTest,
@@ -26,8 +34,9 @@ async function ingest(
 
 for (const target of testDatabaseTargets()) {
   describe(`inbound webhooks (${target.dialect})`, () => {
-    test('product events on all three paths: modes, replay-safe event ids, absolute inventory, ignored deletes', async (t) => {
-      const engine = await buildEngine(t, target);
+    const shared = sharedEngine(target);
+    test('product events on all three paths: modes, replay-safe event ids, absolute inventory, ignored deletes', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       for (const [url, app] of [
         ['/webhooks/catalog', 'webhook'],
@@ -109,8 +118,8 @@ for (const target of testDatabaseTargets()) {
       }
     });
 
-    test('X-Webhook-Event-ID is required; bad envelopes are 400; scopes apply; 251 products are refused', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('X-Webhook-Event-ID is required; bad envelopes are 400; scopes apply; 251 products are refused', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const missing = await ingest(
         engine,
@@ -178,8 +187,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(card.status, 400);
     });
 
-    test("another merchant's store is answered as an unknown store by every event, before any lookup", async (t) => {
-      const engine = await buildEngine(t, target);
+    test("another merchant's store is answered as an unknown store by every event, before any lookup", async () => {
+      const engine = await shared.fresh();
       const { bootstrapMerchant } = await import('../src/cli/bootstrap.ts');
       const other = await bootstrapMerchant(engine.db, engine.ctx.principals, 'other');
       const store = engine.boot.storeIds[0]!;
@@ -239,8 +248,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(untouched.price, '10.00');
     });
 
-    test('batches of 250 are applied whole; a failing batch writes nothing', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('batches of 250 are applied whole; a failing batch writes nothing', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const products = Array.from({ length: 250 }, (_, i) => product(store, { sku: `B-${i}` }));
       const batch = await ingest(engine, '/webhooks/catalog', { event: 'catalog.batch.upserted', products });
@@ -266,8 +275,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('cart and order events', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('cart and order events', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const p = (await engine.call('POST', '/api/v1/catalog/products', { body: product(store) })).body;
       const cart = await ingest(engine, '/webhooks/catalog', {
@@ -328,8 +337,8 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
-    test('procurement events at /webhooks/procurement', async (t) => {
-      const engine = await buildEngine(t, target);
+    test('procurement events at /webhooks/procurement', async () => {
+      const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const supplier = await ingest(engine, '/webhooks/procurement', {
         event: 'supplier.updated',
@@ -371,8 +380,9 @@ for (const target of testDatabaseTargets()) {
   });
 
   describe(`outbound webhooks (${target.dialect})`, () => {
+    const withWorker = sharedEngine(target, { worker: true });
     test('selected events are delivered once each, signed, with x-webhook-secret and the envelope fields; the log is readable', async (t) => {
-      const engine = await buildEngine(t, target, { worker: true });
+      const engine = await withWorker.fresh();
       const receiver = await startReceiver(t);
       const destination = await engine.call('POST', '/api/v1/catalog/webhooks/destinations', {
         body: {
@@ -446,7 +456,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('failed deliveries are retried with the same webhook-id and logged', async (t) => {
-      const engine = await buildEngine(t, target, { worker: true });
+      const engine = await withWorker.fresh();
       let failed = false;
       const receiver = await startReceiver(t, (r) => {
         if (r.body.event !== 'product.created' || failed) return 200;

@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { type App, type Cache, createMemoryCache, createSecretBox } from '@keel/core';
-import { openTestDatabase, type TestDatabaseTarget } from '@keel/core/testing';
+import { openTestDatabase, reuseCompiledSchemas, type TestDatabaseTarget } from '@keel/core/testing';
 import type { Kysely } from 'kysely';
 import { buildGeoApp, prepareGeoDatabase } from '../src/app.ts';
 import { readGeoConfig } from '../src/config.ts';
 import type { GeoContext } from '../src/context.ts';
 import type { GeoDb } from '../src/db/schema.ts';
 import { type BootstrapResult, bootstrapTenant } from '../src/tenancy/tenancy-service.ts';
+
+// Every app a test file builds compiles each route schema once (see reuseCompiledSchemas).
+reuseCompiledSchemas();
 
 export { testDatabaseTargets } from '@keel/core/testing';
 
@@ -36,8 +39,8 @@ export async function buildGeo(
     GEO_WORKER_INTERVAL_MS: '20',
     ...env,
   });
-  const database = await openTestDatabase<GeoDb>(target, 'geo');
-  await prepareGeoDatabase(database.db);
+  // On PostgreSQL the schema is emptied and kept for the next test instead of being migrated again.
+  const database = await openTestDatabase<GeoDb>(target, 'geo', { prepare: prepareGeoDatabase, reuseSchema: true });
   const cache = options.cache ?? createMemoryCache();
   const secrets = createSecretBox(randomBytes(32).toString('hex'));
   const clock = { now: new Date() };

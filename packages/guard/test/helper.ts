@@ -2,12 +2,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import { type App, type Cache, createMemoryCache } from '@keel/core';
-import { openTestDatabase, type TestDatabaseTarget } from '@keel/core/testing';
+import { openTestDatabase, reuseCompiledSchemas, type TestDatabaseTarget } from '@keel/core/testing';
 import type { Kysely } from 'kysely';
 import { buildGuardApp, prepareGuardDatabase } from '../src/app.ts';
 import { readGuardConfig } from '../src/config.ts';
 import type { GuardContext } from '../src/context.ts';
 import type { GuardDb } from '../src/db/schema.ts';
+
+// Every app a test file builds compiles each route schema once (see reuseCompiledSchemas).
+reuseCompiledSchemas();
 
 export { testDatabaseTargets } from '@keel/core/testing';
 
@@ -26,8 +29,11 @@ export async function buildGuard(
   options: { cache?: Cache; logStream?: NodeJS.WritableStream } = {},
 ): Promise<GuardUnderTest> {
   const config = readGuardConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', ...env });
-  const database = await openTestDatabase<GuardDb>(target, 'guard');
-  await prepareGuardDatabase(database.db);
+  // On PostgreSQL the schema is emptied and kept for the next test instead of being migrated again.
+  const database = await openTestDatabase<GuardDb>(target, 'guard', {
+    prepare: prepareGuardDatabase,
+    reuseSchema: true,
+  });
   const cache = options.cache ?? createMemoryCache();
   const { app, ctx } = await buildGuardApp({ config, db: database.db, cache, logStream: options.logStream });
   await app.ready();

@@ -177,37 +177,40 @@ describe('@keel/sdk as an npm package', () => {
     await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: project });
   });
 
-  for (const node of nodeBinaries()) {
-    test(`the README's examples run against live services on Node ${node.version}`, async () => {
-      // Fresh credentials per run, exactly as the README tells a user to create them.
-      const geo = JSON.parse(
-        await run(process.execPath, [KEEL, 'geo', 'bootstrap', '--json'], { cwd: REPO, env: serviceEnv }),
-      );
-      const engine = JSON.parse(
-        await run(process.execPath, [KEEL, 'engine', 'bootstrap', '--json'], { cwd: REPO, env: serviceEnv }),
-      );
-      const env = {
-        PATH: process.env.PATH,
-        GUARD_URL: urls.get('guard'),
-        GEO_URL: urls.get('geo'),
-        GEO_API_KEY: geo.keys.admin,
-        GEO_WORKSPACE_ID: geo.workspaceId,
-        ENGINE_URL: urls.get('engine REST') ?? urls.get('engine'),
-        ENGINE_ACCESS_KEY: engine.accessKey,
-        ENGINE_SECRET_KEY: engine.secretKey,
-        MODEL_URL: modelUrl,
-        MODEL_API_KEY: 'sk-test-model-key-0123456789',
-      };
-      const guard = await run(node.path, ['guard.mjs'], { cwd: project, env });
-      assert.match(guard, /^true Blocked due to high confidence detection: CREDIT_CARD$/m);
-      assert.match(guard, /^Mail \[EMAIL\], card \[CREDIT_CARD\]$/m);
-      assert.match(guard, /\[ 'EMPLOYEE_ID' \]/);
-      const geoOut = await run(node.path, ['geo.mjs'], { cwd: project, env });
-      assert.match(geoOut, /^2 targets created$/m);
-      assert.match(geoOut, /geo_list_metrics/);
-      const engineOut = await run(node.path, ['engine.mjs'], { cwd: project, env });
-      assert.match(engineOut, /^RESPOND Yes, the Trail 2 comes in size 42\.$/m);
-      assert.match(engineOut, /^2 messages$/m);
-    });
-  }
+  // One run per Node version, at the same time (each waits on its child processes most of the time).
+  describe('live examples', { concurrency: true }, () => {
+    for (const node of nodeBinaries()) {
+      test(`the README's examples run against live services on Node ${node.version}`, async () => {
+        // Fresh credentials per run, exactly as the README tells a user to create them.
+        const geo = JSON.parse(
+          await run(process.execPath, [KEEL, 'geo', 'bootstrap', '--json'], { cwd: REPO, env: serviceEnv }),
+        );
+        const engine = JSON.parse(
+          await run(process.execPath, [KEEL, 'engine', 'bootstrap', '--json'], { cwd: REPO, env: serviceEnv }),
+        );
+        const env = {
+          PATH: process.env.PATH,
+          GUARD_URL: urls.get('guard'),
+          GEO_URL: urls.get('geo'),
+          GEO_API_KEY: geo.keys.admin,
+          GEO_WORKSPACE_ID: geo.workspaceId,
+          ENGINE_URL: urls.get('engine REST') ?? urls.get('engine'),
+          ENGINE_ACCESS_KEY: engine.accessKey,
+          ENGINE_SECRET_KEY: engine.secretKey,
+          MODEL_URL: modelUrl,
+          MODEL_API_KEY: 'sk-test-model-key-0123456789',
+        };
+        const guard = await run(node.path, ['guard.mjs'], { cwd: project, env });
+        assert.match(guard, /^true Blocked due to high confidence detection: CREDIT_CARD$/m);
+        assert.match(guard, /^Mail \[EMAIL\], card \[CREDIT_CARD\]$/m);
+        assert.match(guard, /\[ 'EMPLOYEE_ID' \]/);
+        const geoOut = await run(node.path, ['geo.mjs'], { cwd: project, env });
+        assert.match(geoOut, /^2 targets created$/m);
+        assert.match(geoOut, /geo_list_metrics/);
+        const engineOut = await run(node.path, ['engine.mjs'], { cwd: project, env });
+        assert.match(engineOut, /^RESPOND Yes, the Trail 2 comes in size 42\.$/m);
+        assert.match(engineOut, /^2 messages$/m);
+      });
+    }
+  });
 });

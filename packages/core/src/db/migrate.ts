@@ -4,7 +4,9 @@ import { dialectOf } from './dialect.ts';
 /** Migrations listed in code, keyed by a name that sorts in the order they must run. */
 export type MigrationSet = Record<string, Migration>;
 
-const TABLE = 'keel_migration';
+/** The bookkeeping table of applied migrations (one per service schema or SQLite file). */
+export const MIGRATION_TABLE = 'keel_migration';
+const TABLE = MIGRATION_TABLE;
 
 interface MigrationDb {
   [TABLE]: { name: string; applied_at: string };

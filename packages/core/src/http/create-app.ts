@@ -22,6 +22,7 @@ import { type LogFormat, prettyLogDestination, selectLogFormat } from './log-for
 import { attachOperationExample, type OperationExamples } from './operation-examples.ts';
 import { resilientRateLimitStore } from './rate-limit-store.ts';
 import { requestIdFor } from './request-id.ts';
+import { reusedValidatorCompiler, reusingSerializerFactory, schemaReuseEnabled } from './schema-cache.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { createValidatorCompiler } from './validation.ts';
 
@@ -96,8 +97,14 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: false },
+    // Tests only (see schema-cache.ts): compiled validators and serializers are shared by the apps of a process.
+    ...(schemaReuseEnabled()
+      ? { schemaController: { compilersFactory: { buildSerializer: reusingSerializerFactory } } }
+      : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(createValidatorCompiler());
+  app.setValidatorCompiler(
+    schemaReuseEnabled() ? reusedValidatorCompiler(createValidatorCompiler) : createValidatorCompiler(),
+  );
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
