@@ -62,6 +62,7 @@ export {
   selectLogFormat,
 } from './http/log-format.ts';
 export { idForLog } from './http/log-safe.ts';
+export { type OpenApiPart, openApiPart, serveOpenApiParts } from './http/openapi-parts.ts';
 export {
   attachOperationExample,
   type OperationExample,

@@ -7,9 +7,11 @@ import {
   createSecretBox,
   createServiceReadiness,
   migrateToLatest,
+  type OpenApiPart,
   type OperationExamples,
   type Readiness,
   type SecretBox,
+  serveOpenApiParts,
 } from '@keel/core';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
@@ -95,6 +97,18 @@ const securitySchemes = {
   catalogApiKey: { type: 'apiKey', in: 'header', name: 'X-Catalog-API-Key', description: 'Merchant key' },
 };
 
+/**
+ * The REST listener's document is large (catalog and runtime on one listener), so each area is also served on its own
+ * at `<prefix>/openapi.json` with paths relative to the prefix: a tool with a size limit (the fuzzer reads at most
+ * 256 KiB) or a client generator for one area reads that. `/openapi.json` and `/docs` keep the whole document.
+ */
+export const REST_OPENAPI_PARTS: readonly OpenApiPart[] = [
+  { prefix: '/api/v1/catalog' },
+  { prefix: '/api/v1/runtime' },
+  { prefix: '/api', exclude: ['/api/v1/catalog', '/api/v1/runtime'] },
+  { prefix: '/catalog' },
+];
+
 /** Builds the engine's three apps (not listening) around one shared context, on an already migrated database. */
 export async function buildEngineApps(options: EngineAppsOptions): Promise<EngineApps> {
   const { config, db, cache } = options;
@@ -158,6 +172,7 @@ prompts, agents, sessions, knowledge, chat and execute).\n\n${AUTH}\n\n${RUNTIME
     ctx,
   );
   ctx.log = rest.log;
+  serveOpenApiParts(rest, REST_OPENAPI_PARTS);
   const webhook = await make(
     'engine-webhooks',
     `Inbound webhook ingress for merchant systems: catalog events at \`/webhooks/catalog\`, procurement events at \`/webhooks/procurement\`.\n\n${AUTH}`,

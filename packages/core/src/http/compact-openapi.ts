@@ -115,7 +115,8 @@ function rootSchemas(document: Json): Array<{ holder: Json; key: string }> {
   for (const response of Object.values(components.responses ?? {})) fromMediaOwner(response);
   for (const body of Object.values(components.requestBodies ?? {})) fromMediaOwner(body);
   for (const parameter of Object.values(components.parameters ?? {})) fromParameter(parameter);
-  for (const name of Object.keys(components.schemas ?? {})) roots.push({ holder: components.schemas as Json, key: name });
+  for (const name of Object.keys(components.schemas ?? {}))
+    roots.push({ holder: components.schemas as Json, key: name });
   return roots;
 }
 
