@@ -207,7 +207,8 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/mcp/routing/rules',
           'POST /api/v1/runtime/mcp/tools/execute',
         ],
-        // Each ends a session: on sessions of their own, after everything else.
+        // After everything else: archiving leaves the flow read-only (on a flow of its own; its hook switches the
+        // flow id the examples use), and the session ones each end a session (on sessions of their own).
         last: [
           'POST /api/v1/runtime/flows/{id}/archive',
           'POST /api/v1/runtime/sessions/{sessionId}/complete',
@@ -340,6 +341,16 @@ for (const target of testDatabaseTargets()) {
         },
       });
       assert.equal(results.length, exampleOperations(restDocument).length, 'no REST operation excluded');
+      const answer = (key: string) => results.find((result) => result.key === key)!.body as any;
+      // The state-changing examples did what they show, not merely a 2xx.
+      assert.equal(answer('POST /api/v1/runtime/flows/{id}/rollback').active_version, 1);
+      assert.equal(answer('POST /api/v1/runtime/executions/{id}/approvals/{approvalId}/approve').state, 'running');
+      assert.equal(answer('POST /api/v1/runtime/executions/{id}/retry').state, 'queued');
+      assert.equal(answer('POST /api/v1/runtime/executions/{id}/cancel').state, 'cancelled');
+      assert.equal(answer('POST /api/v1/runtime/flows/draft').status, 'pending_approval');
+      assert.equal(answer('POST /api/v1/runtime/mcp/tools/execute').tool_name, 'lookup_stock');
+      assert.equal(answer('GET /api/v1/runtime/mcp/routing/trace/{traceId}').decisions.length, 1);
+      assert.equal(answer('POST /api/v1/runtime/mcp/servers/{id}/credentials/{version}/rollback').active_version, 1);
       const chat = results.find((result) => result.key === 'POST /api/v1/runtime/ai/chat')!.body as any;
       assert.equal(chat.status, 'succeeded');
 
