@@ -1,4 +1,5 @@
 import type { OperationExamples } from '@keel/core';
+import { EXAMPLE_CONFIG } from './flows/flow-api-schemas.ts';
 
 /**
  * Ids and secrets the examples use for things a caller creates first (`keel engine bootstrap` prints stores,
@@ -33,6 +34,16 @@ export const EXAMPLE_IDS = {
   session: '01a2184a-6f0a-7a2f-972e-34c457de603c',
   resumeToken: 'srt_oOWSsLXF6eDo57mRinKetowsvwwg5A4t',
   knowledge: '01a21851-aebb-7fcc-8dd0-ee1ff2aa3b01',
+  flow: '01a21852-0b11-7c22-8d33-e44f55a66b01',
+  execution: '01a21852-2d33-7e44-8f55-a66b77c88d01',
+  approval: 'apr_5f0c2a9e8b7d4c3a1f6e2d90',
+  toolServer: '01a21852-3e44-7f55-9a66-b77c88d99e01',
+  toolServerUrl: 'https://tools.example.com/mcp',
+  toolServerHost: 'tools.example.com',
+  tool: '01a21852-4f55-7a66-8b77-c88d99eaaf01',
+  proposal: '01a21852-5a66-7b77-9c88-d99eaafbba01',
+  routingRule: '01a21852-6b77-7c88-8d99-eaafbbcccb01',
+  trace: '4f1d7c2a-9b3e-4e8a-a1c6-0d5b7e9f2a31',
 } as const;
 
 const E = EXAMPLE_IDS;
@@ -97,6 +108,25 @@ const identity = (username: string, display_name: string) => ({
   role: 'developer',
   issue_credentials: true,
 });
+
+/** The shopping-assistant flow of the flow examples: look products up in the catalog, then show them. */
+const shoppingFlowConfig = {
+  ...EXAMPLE_CONFIG,
+  routing: { enabled: true, when_to_use: 'The shopper asks for a tent, a sleeping bag or other gear by name' },
+};
+const flow = { params: { id: E.flow } };
+const execution = { params: { id: E.execution } };
+const toolServer = { params: { id: E.toolServer } };
+const stockLookup = { tool_name: 'lookup_stock', arguments: { sku: 'TENT-TH2-GRN' } };
+const serverBody = {
+  name: 'Acme Outdoor inventory',
+  url: E.toolServerUrl,
+  type: 'http',
+  description: 'Stock levels per warehouse and supplier lookups',
+  api_key: 'tk_live_acme_inventory_4f9c2e',
+  capabilities: ['inventory'],
+  auto_discover: true,
+};
 
 /** One realistic request per operation of the REST listener (`:8083`), shown by `/docs` and replayed by the tests. */
 export const ENGINE_REST_EXAMPLES: OperationExamples = {
@@ -391,6 +421,192 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
       input: { message: 'Do you ship the Trailhead 2 tent to Norway?' },
       metadata: { variables: { brand: 'Acme Outdoor', locale: 'English' } },
     },
+  },
+  'GET /api/v1/runtime/flows': { query: { status: 'published', is_active: true, limit: 20 } },
+  'POST /api/v1/runtime/flows': {
+    body: {
+      name: 'Shopping assistant',
+      description: 'Finds tents, sleeping bags and other gear by name and shows them',
+      config: shoppingFlowConfig,
+    },
+  },
+  'GET /api/v1/runtime/flows/{id}': flow,
+  'PUT /api/v1/runtime/flows/{id}': {
+    ...flow,
+    body: {
+      name: 'Shopping assistant',
+      description: 'Finds gear by name and shows up to four products',
+      config: { ...shoppingFlowConfig, runtime: { max_tool_calls: 6 } },
+    },
+  },
+  'DELETE /api/v1/runtime/flows/{id}': flow,
+  'GET /api/v1/runtime/flows/{id}/versions': { ...flow, query: { limit: 20 } },
+  'POST /api/v1/runtime/flows/{id}/publish': { ...flow, body: {} },
+  'POST /api/v1/runtime/flows/{id}/activate': { ...flow, body: {} },
+  'POST /api/v1/runtime/flows/{id}/rollback': { ...flow, body: {} },
+  'POST /api/v1/runtime/flows/{id}/archive': flow,
+  'POST /api/v1/runtime/flows/{id}/preview': { ...flow, body: { config: shoppingFlowConfig } },
+  'GET /api/v1/runtime/flows/{id}/fixtures': { ...flow, query: { limit: 20 } },
+  'POST /api/v1/runtime/flows/{id}/fixtures': {
+    ...flow,
+    body: {
+      name: 'finds the Trailhead 2 tent',
+      input: { query: 'two person tent' },
+      mocks: {
+        tools: {
+          catalog_search: {
+            products: [{ catalogId: E.catalogId, name: 'Trailhead 2 tent, forest green', price: 249 }],
+          },
+        },
+      },
+      expect: { state: 'succeeded', action_type: 'RENDER_PRODUCTS', tool_calls: ['catalog_search'] },
+    },
+  },
+  'POST /api/v1/runtime/flows/{id}/test': { ...flow, body: {} },
+  'POST /api/v1/runtime/flows/{id}/promote': {
+    ...flow,
+    body: { environment: 'development', note: 'Fixtures pass; ready for QA' },
+  },
+  'GET /api/v1/runtime/flows/{id}/promotions': { ...flow, query: { limit: 20 } },
+  'GET /api/v1/runtime/flow-routing-profiles': { query: { limit: 20 } },
+  'GET /api/v1/runtime/flows/{id}/routing-profile': flow,
+  'PUT /api/v1/runtime/flows/{id}/routing-profile': {
+    ...flow,
+    body: {
+      enabled: true,
+      when_to_use: 'The shopper looks for a tent, a sleeping bag or other gear by name or kind',
+      when_not_to_use: 'Order status, returns or refunds',
+      capabilities: ['product search'],
+      examples: ['do you have a two person tent', 'show me sleeping bags for zero degrees'],
+      minimum_confidence: 0.25,
+      priority: 10,
+    },
+  },
+  'PUT /api/v1/runtime/flow-routing-policy': {
+    body: { mode: 'automatic', compatibility_fallback: true, fallback_flow_id: E.flow, canary_percentage: 10 },
+  },
+  'POST /api/v1/runtime/flow-routing-preview': {
+    body: { intent: 'do you have a two person tent', subject_id: 'customer-4821' },
+  },
+  'POST /api/v1/governance/flow-routing-evaluations': {
+    body: {
+      dataset: [
+        { message: 'do you have a two person tent', expected_flow_id: E.flow },
+        { message: 'where is my order 4821', expected_flow_id: null },
+      ],
+    },
+  },
+  'POST /api/v1/runtime/flows/draft': {
+    body: {
+      goal: 'Help shoppers find a tent or sleeping bag by name and show it',
+      channel: 'web',
+      name: 'Gear finder',
+    },
+  },
+  'GET /api/v1/runtime/executions': { query: { state: 'succeeded', flow_id: E.flow, limit: 20 } },
+  'POST /api/v1/runtime/executions': {
+    ...idempotent('execution-web-7f3a-0001'),
+    body: { flow_id: E.flow, agent_id: E.agent, input: { query: 'two person tent' }, max_retries: 3 },
+  },
+  'POST /api/v1/runtime/flows/{id}/execute': {
+    ...flow,
+    ...idempotent('execute-web-7f3a-0002'),
+    body: { agent_id: E.agent, input: { query: 'sleeping bag' } },
+  },
+  'GET /api/v1/runtime/executions/{id}': execution,
+  'POST /api/v1/runtime/executions/{id}/cancel': execution,
+  'POST /api/v1/runtime/executions/{id}/retry': execution,
+  'POST /api/v1/runtime/executions/{id}/resume': {
+    ...execution,
+    body: { event: 'payment.confirmed', payload: { reference: 'pi_3PqR8s2eZvKYlo2C1x9T' } },
+  },
+  'POST /api/v1/runtime/executions/{id}/approvals/{approvalId}/approve': {
+    params: { id: E.execution, approvalId: E.approval },
+    body: { reason: 'Refund checked against order 4821' },
+  },
+  'POST /api/v1/runtime/executions/{id}/approvals/{approvalId}/deny': {
+    params: { id: E.execution, approvalId: E.approval },
+    body: { reason: 'Order 4821 was already refunded' },
+  },
+  'GET /api/v1/runtime/executions/{id}/events': { ...execution, query: { after: 0, limit: 100 } },
+  'GET /api/v1/runtime/executions/{id}/actions': execution,
+  'GET /api/v1/runtime/mcp/servers': { query: { is_active: true, limit: 20 } },
+  'POST /api/v1/runtime/mcp/servers': { body: serverBody },
+  'GET /api/v1/runtime/mcp/servers/{id}': toolServer,
+  'PUT /api/v1/runtime/mcp/servers/{id}': {
+    ...toolServer,
+    body: { ...serverBody, api_key: 'tk_live_acme_inventory_8b1d7a', auto_discover: false },
+  },
+  'DELETE /api/v1/runtime/mcp/servers/{id}': toolServer,
+  'PATCH /api/v1/runtime/mcp/servers/{id}/toggle': { ...toolServer, body: { is_active: true } },
+  'POST /api/v1/runtime/mcp/servers/{id}/test': toolServer,
+  'POST /api/v1/runtime/mcp/servers/{id}/probe': toolServer,
+  'POST /api/v1/runtime/mcp/servers/{id}/discover': toolServer,
+  'POST /api/v1/runtime/mcp/servers/{id}/contract-test': toolServer,
+  'PUT /api/v1/runtime/mcp/servers/{id}/profile': {
+    ...toolServer,
+    body: {
+      transport: 'streamable_http',
+      auth: { type: 'bearer' },
+      egress: { allowed_hosts: [E.toolServerHost] },
+      region: 'eu',
+      data_handling: ['standard', 'no_retention'],
+      estimated_cost: 2000,
+    },
+  },
+  'GET /api/v1/runtime/mcp/servers/{id}/credentials': toolServer,
+  'POST /api/v1/runtime/mcp/servers/{id}/credentials/{version}/rollback': {
+    params: { id: E.toolServer, version: 1 },
+  },
+  'GET /api/v1/runtime/mcp/servers/{id}/tools': toolServer,
+  'PUT /api/v1/runtime/mcp/tools/{toolId}/review': {
+    params: { toolId: E.tool },
+    body: { decision: 'approve', note: 'Read-only stock lookup, checked by the platform team' },
+  },
+  'GET /api/v1/runtime/mcp/servers/{id}/resources': toolServer,
+  'GET /api/v1/runtime/mcp/servers/{id}/resource-templates': toolServer,
+  'POST /api/v1/runtime/mcp/servers/{id}/resources/read': {
+    ...toolServer,
+    body: { uri: 'inventory://warehouses/main' },
+  },
+  'GET /api/v1/runtime/mcp/tool-proposals': { query: { limit: 20 } },
+  'POST /api/v1/runtime/mcp/tool-proposals/generate': { body: { server_id: E.toolServer, max_proposals: 3 } },
+  'POST /api/v1/runtime/mcp/tool-proposals/{proposalId}/review': {
+    params: { proposalId: E.proposal },
+    body: { decision: 'reject', note: 'Covered by lookup_stock' },
+  },
+  'POST /api/v1/runtime/mcp/tools/execute': { body: { ...stockLookup, strategy: 'first_healthy' } },
+  'POST /api/v1/runtime/mcp/tools/execute-parallel': {
+    body: {
+      calls: [stockLookup, { tool_name: 'lookup_stock', arguments: { sku: 'BAG-ALP-0C' } }],
+    },
+  },
+  'POST /api/v1/runtime/mcp/tools/aggregate': { body: stockLookup },
+  'POST /api/v1/runtime/mcp/tools/route': { body: { tool_name: 'lookup_stock' } },
+  'POST /api/v1/runtime/mcp/routing/preview': { body: { tool_name: 'lookup_stock' } },
+  'POST /api/v1/runtime/mcp/proxy': { body: { server_id: E.toolServer, ...stockLookup } },
+  'GET /api/v1/runtime/mcp/routing/trace/{traceId}': { params: { traceId: E.trace } },
+  'GET /api/v1/runtime/mcp/routing/rules': {},
+  'POST /api/v1/runtime/mcp/routing/rules': {
+    body: { tool_name: 'lookup_stock', strategy: 'first_healthy', priority: 10, timeout_ms: 5000, max_retries: 1 },
+  },
+  'GET /api/v1/runtime/mcp/routing/rules/{id}': { params: { id: E.routingRule } },
+  'PUT /api/v1/runtime/mcp/routing/rules/{id}': {
+    params: { id: E.routingRule },
+    body: { tool_name: 'lookup_stock', strategy: 'first_healthy', priority: 20, timeout_ms: 3000, max_retries: 2 },
+  },
+  'DELETE /api/v1/runtime/mcp/routing/rules/{id}': { params: { id: E.routingRule } },
+  'GET /api/v1/runtime/mcp/sessions/{sessionId}/context': { params: { sessionId: E.session } },
+  'PUT /api/v1/runtime/mcp/sessions/{sessionId}/context': {
+    params: { sessionId: E.session },
+    body: { context: { preferred_warehouse: 'main', last_sku: 'TENT-TH2-GRN' }, resume_token: E.resumeToken },
+  },
+  'POST /api/v1/runtime/agents/{agentId}/mcp-servers': {
+    params: { agentId: E.agent },
+    body: { server_id: E.toolServer },
+  },
+  'DELETE /api/v1/runtime/agents/{agentId}/mcp-servers/{serverId}': {
+    params: { agentId: E.agent, serverId: E.toolServer },
   },
   'POST /api/v1/runtime/ai/chat': {
     body: {

@@ -8,11 +8,48 @@ import {
   httpSender,
   replayExamples,
 } from '@keel/core/testing';
+import { EXAMPLE_CONFIG } from '../src/flows/flow-api-schemas.ts';
 import { EXAMPLE_IDS as E } from '../src/openapi-examples.ts';
 import { buildEngine, startReceiver, testDatabaseTargets } from './helper.ts';
+import { defaultTools, startMcpServer } from './mcp-servers.ts';
 import { startUpstream } from './runtime-helper.ts';
 
 const LISTENERS = ['rest', 'mcp', 'webhook'] as const;
+const FLOWS = '/api/v1/runtime/flows';
+
+/** A flow config: `nodes`, then the reply `done`. */
+const replyFlow = (nodes: Record<string, unknown>[]) => ({
+  schema_version: '2026-08-22',
+  orchestration_mode: 'deterministic',
+  permissions: { allowed_actions: ['RESPOND'] },
+  nodes: [...nodes, { id: 'done', type: 'output', action: 'RESPOND', content: 'Done' }],
+});
+const DRAFT_FIXTURE = {
+  name: 'finds tents',
+  input: { query: 'tent' },
+  mocks: { tools: { catalog_search: { products: [{ catalogId: '4820175531', name: 'Trailhead 2 tent' }] } } },
+  expect: { state: 'succeeded', action_type: 'RENDER_PRODUCTS', tool_calls: ['catalog_search'] },
+};
+/** Flows the executions examples need in a given state (waiting for an approval or an event, failed retryably). */
+const SCENARIOS = {
+  approval: {
+    config: replyFlow([
+      { id: 'check', type: 'approval', message: 'Refund 249 USD for order 4821?', next: 'done', on_deny: 'denied' },
+      { id: 'denied', type: 'output', action: 'RESPOND', content: 'No refund' },
+    ]),
+    mocks: { approvals: { check: true } },
+  },
+  event: {
+    config: replyFlow([{ id: 'payment', type: 'event_wait', event: 'payment.confirmed', next: 'done' }]),
+    mocks: { events: { payment: { reference: 'pi_test' } } },
+  },
+  model: {
+    config: replyFlow([
+      { id: 'answer', type: 'ai', instructions: 'Answer the shopper in one sentence.', next: 'done' },
+    ]),
+    mocks: { generate: { answer: 'Yes.' } },
+  },
+} as const;
 
 for (const target of testDatabaseTargets()) {
   describe(`engine /docs examples (${target.dialect})`, () => {
@@ -26,8 +63,30 @@ for (const target of testDatabaseTargets()) {
 
     test("every operation's example, sent as is to the running listeners, succeeds", async (t) => {
       // The model the example provider calls and the receiver the example destination names: doubles on 127.0.0.1.
-      const upstream = await startUpstream(t, () => ({ content: 'Yes: Trailhead 2 reaches Oslo in 3 to 5 days.' }));
+      let modelDown = false;
+      const upstream = await startUpstream(t, (call) => {
+        if (modelDown) return { status: 503 };
+        // The flow draft asks for one JSON object: a config and its fixtures.
+        if (String(call.body?.messages?.[0]?.content).startsWith('You design flows'))
+          return { content: JSON.stringify({ config: EXAMPLE_CONFIG, fixtures: [DRAFT_FIXTURE] }) };
+        return { content: 'Yes: Trailhead 2 reaches Oslo in 3 to 5 days.' };
+      });
       const receiver = await startReceiver(t);
+      // The tool server the examples register: a real MCP server with a read tool and a write tool (needs review).
+      const toolServer = await startMcpServer(t, {
+        tools: [
+          ...defaultTools(),
+          {
+            name: 'reserve_stock',
+            description: 'Reserve units of a SKU for an order',
+            inputSchema: {
+              type: 'object',
+              properties: { sku: { type: 'string' }, quantity: { type: 'integer', minimum: 1 } },
+              required: ['sku', 'quantity'],
+            },
+          },
+        ],
+      });
       const engine = await buildEngine(t, target, { env: { ENGINE_REGISTRATION_ENABLED: 'true' } });
       const bases: Record<string, string> = {};
       for (const listener of LISTENERS) {
@@ -43,10 +102,15 @@ for (const target of testDatabaseTargets()) {
         [E.secretKey, boot.secretKey],
         [E.providerBaseUrl, upstream.url],
         [E.destinationUrl, receiver.url],
+        [E.toolServerUrl, toolServer.url],
+        [E.toolServerHost, '127.0.0.1'],
       ]);
       let token = '';
       const headers = (operation: ExampleOperation): Record<string, string> => {
         const schemes = operation.security.flatMap((requirement) => Object.keys(requirement));
+        // The tool session context is read with the session's resume token (the header the route reads).
+        if (operation.key === 'GET /api/v1/runtime/mcp/sessions/{sessionId}/context')
+          return { authorization: `Bearer ${token}`, 'x-resume-token': ids.get(E.resumeToken)! };
         if (schemes.includes('runtimeToken')) return { authorization: `Bearer ${token}` };
         if (schemes.length > 0) return { authorization: `Bearer ${boot.keys.merchant}` };
         return {};
@@ -77,6 +141,35 @@ for (const target of testDatabaseTargets()) {
         map.set(E.resumeToken, created.resume_token);
       };
 
+      /** A flow of `SCENARIOS`, tested over its fixture and activated. */
+      const activeFlow = async (name: string, scenario: (typeof SCENARIOS)[keyof typeof SCENARIOS]) => {
+        const created = await call('POST', FLOWS, { name, config: scenario.config }, true);
+        await call(
+          'POST',
+          `${FLOWS}/${created.id}/fixtures`,
+          { name: 'reaches done', mocks: scenario.mocks, expect: { state: 'succeeded', action_type: 'RESPOND' } },
+          true,
+        );
+        const tested = await call('POST', `${FLOWS}/${created.id}/test`, {}, true);
+        assert.equal(tested.passed, true, JSON.stringify(tested));
+        await call('POST', `${FLOWS}/${created.id}/activate`, {}, true);
+        return created.id as string;
+      };
+      /** Runs a flow of `SCENARIOS` at once; the execution as it stopped (waiting or failed). */
+      const runScenario = async (kind: keyof typeof SCENARIOS, body: Record<string, unknown> = {}) => {
+        const flowId = await activeFlow(`Example ${kind} ${Math.random().toString(36).slice(2, 8)}`, SCENARIOS[kind]);
+        return call('POST', `${FLOWS}/${flowId}/execute`, { agent_id: ids.get(E.agent), ...body }, true);
+      };
+      const draftFlow = async (map: Map<string, string>) => {
+        const created = await call(
+          'POST',
+          FLOWS,
+          { name: `Retired ${Math.random().toString(36).slice(2, 8)}`, config: SCENARIOS.approval.config },
+          true,
+        );
+        map.set(E.flow, created.id);
+      };
+
       const restDocument = (await rest({ method: 'GET', url: '/openapi.json', headers: {} })).body;
       const results = await replayExamples({
         document: restDocument,
@@ -104,11 +197,24 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/prompts',
           'PUT /api/v1/runtime/agents/{agentId}/config',
           'POST /api/v1/runtime/sessions',
+          'POST /api/v1/runtime/mcp/servers',
+          'POST /api/v1/runtime/flows',
+          'POST /api/v1/runtime/flows/{id}/fixtures',
+          'POST /api/v1/runtime/flows/{id}/test',
+          'POST /api/v1/runtime/flows/{id}/publish',
+          'POST /api/v1/runtime/flows/{id}/activate',
+          'POST /api/v1/runtime/executions',
+          'POST /api/v1/runtime/mcp/routing/rules',
+          'POST /api/v1/runtime/mcp/tools/execute',
         ],
-        // Each ends a session: on sessions of their own, after everything else.
+        // After everything else: archiving leaves the flow read-only (on a flow of its own; its hook switches the
+        // flow id the examples use), and the session ones each end a session (on sessions of their own).
         last: [
+          'POST /api/v1/runtime/flows/{id}/archive',
           'POST /api/v1/runtime/sessions/{sessionId}/complete',
           'POST /api/v1/runtime/sessions/{sessionId}/cancel',
+          // Once the agent's attachment is gone (a DELETE, sent before these).
+          'DELETE /api/v1/runtime/mcp/servers/{id}',
         ],
         after: {
           'POST /api/v1/auth/token': (body) => {
@@ -143,6 +249,16 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/sessions/{sessionId}/resume-token/recover': (body, map) =>
             void map.set(E.resumeToken, body.resume_token),
           'POST /api/v1/runtime/knowledge': (body, map) => void map.set(E.knowledge, body.id),
+          'POST /api/v1/runtime/flows': (body, map) => void map.set(E.flow, body.id),
+          'POST /api/v1/runtime/executions': (body, map) => void map.set(E.execution, body.id),
+          'POST /api/v1/runtime/mcp/servers': async (body, map) => {
+            map.set(E.toolServer, body.id);
+            const tools = await call('GET', `/api/v1/runtime/mcp/servers/${body.id}/tools`, undefined, true);
+            map.set(E.tool, tools.data.find((tool: { name: string }) => tool.name === 'reserve_stock').id);
+          },
+          'POST /api/v1/runtime/mcp/routing/rules': (body, map) => void map.set(E.routingRule, body.id),
+          'POST /api/v1/runtime/mcp/tools/execute': (body, map) => void map.set(E.trace, body.trace_id),
+          'POST /api/v1/runtime/mcp/tool-proposals/generate': (body, map) => void map.set(E.proposal, body.data[0].id),
         },
         before: {
           // A second key for the bulk operations, so the single-key ones keep theirs.
@@ -191,11 +307,50 @@ for (const target of testDatabaseTargets()) {
             );
             map.set(E.prompt, draft.id);
           },
+          // A second published version to roll back from.
+          'POST /api/v1/runtime/flows/{id}/rollback': async (map) => {
+            await call('POST', `${FLOWS}/${map.get(E.flow)}/test`, {}, true);
+            await call('POST', `${FLOWS}/${map.get(E.flow)}/activate`, {}, true);
+          },
+          'POST /api/v1/runtime/flows/{id}/archive': draftFlow,
+          'DELETE /api/v1/runtime/flows/{id}': draftFlow,
+          'POST /api/v1/runtime/executions/{id}/approvals/{approvalId}/approve': async (map) => {
+            const waiting = await runScenario('approval');
+            map.set(E.execution, waiting.id);
+            map.set(E.approval, waiting.wait.approval_id);
+          },
+          'POST /api/v1/runtime/executions/{id}/approvals/{approvalId}/deny': async (map) => {
+            const waiting = await runScenario('approval');
+            map.set(E.execution, waiting.id);
+            map.set(E.approval, waiting.wait.approval_id);
+          },
+          'POST /api/v1/runtime/executions/{id}/resume': async (map) =>
+            void map.set(E.execution, (await runScenario('event')).id),
+          'POST /api/v1/runtime/executions/{id}/cancel': async (map) =>
+            void map.set(E.execution, (await runScenario('event')).id),
+          // The model answers 503 once: the execution stops retryable.
+          'POST /api/v1/runtime/executions/{id}/retry': async (map) => {
+            modelDown = true;
+            const failed = await runScenario('model', { max_retries: 3 }).finally(() => {
+              modelDown = false;
+            });
+            map.set(E.execution, failed.id);
+          },
           'POST /api/v1/runtime/sessions/{sessionId}/complete': newSession,
           'POST /api/v1/runtime/sessions/{sessionId}/cancel': newSession,
         },
       });
       assert.equal(results.length, exampleOperations(restDocument).length, 'no REST operation excluded');
+      const answer = (key: string) => results.find((result) => result.key === key)!.body as any;
+      // The state-changing examples did what they show, not merely a 2xx.
+      assert.equal(answer('POST /api/v1/runtime/flows/{id}/rollback').active_version, 1);
+      assert.equal(answer('POST /api/v1/runtime/executions/{id}/approvals/{approvalId}/approve').state, 'running');
+      assert.equal(answer('POST /api/v1/runtime/executions/{id}/retry').state, 'queued');
+      assert.equal(answer('POST /api/v1/runtime/executions/{id}/cancel').state, 'cancelled');
+      assert.equal(answer('POST /api/v1/runtime/flows/draft').status, 'pending_approval');
+      assert.equal(answer('POST /api/v1/runtime/mcp/tools/execute').tool_name, 'lookup_stock');
+      assert.equal(answer('GET /api/v1/runtime/mcp/routing/trace/{traceId}').decisions.length, 1);
+      assert.equal(answer('POST /api/v1/runtime/mcp/servers/{id}/credentials/{version}/rollback').active_version, 1);
       const chat = results.find((result) => result.key === 'POST /api/v1/runtime/ai/chat')!.body as any;
       assert.equal(chat.status, 'succeeded');
 
