@@ -3,12 +3,18 @@
 # this repository; install it once with `npm ci` in that folder): starts a fake chat-completions upstream for
 # guard, bootstraps geo and engine keys and a runtime token, runs `keel start` on a fresh data dir (or on
 # DATABASE_URL/REDIS_URL when set) and prints one FUZZ line per listener. The listeners use GUARD_PORT, GEO_PORT,
-# ENGINE_PORT, ENGINE_MCP_PORT and ENGINE_WEBHOOK_PORT when set (default 8081–8085).
+# ENGINE_PORT, ENGINE_MCP_PORT and ENGINE_WEBHOOK_PORT when set (default 8081–8085). FUZZ_DIR points at another
+# copy of the fuzzer (one where `npm ci` has been run) instead of ../shared/tools/fuzz.
 #   scripts/fuzz-all.sh            PER_OP=200 SEED=7 GUARD_PORT=9401 … scripts/fuzz-all.sh
 set -u
 cd "$(dirname "$0")/.."
-if [ ! -f ../shared/tools/fuzz/fuzz.mjs ]; then
-  echo "fuzz-all: ../shared/tools/fuzz/fuzz.mjs not found (the shared tools must be checked out beside this repository)" >&2
+FUZZ_DIR=${FUZZ_DIR:-../shared/tools/fuzz}
+if [ ! -f "$FUZZ_DIR/fuzz.mjs" ]; then
+  echo "fuzz-all: $FUZZ_DIR/fuzz.mjs not found (the shared tools must be checked out beside this repository, or set FUZZ_DIR)" >&2
+  exit 1
+fi
+if [ ! -d "$FUZZ_DIR/node_modules" ]; then
+  echo "fuzz-all: run \`npm ci\` in $FUZZ_DIR first (the fuzzer's own dependencies)" >&2
   exit 1
 fi
 export GUARD_PORT=${GUARD_PORT:-8081} GEO_PORT=${GEO_PORT:-8082} ENGINE_PORT=${ENGINE_PORT:-8083}
@@ -34,7 +40,7 @@ MKEY=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end'
 AK=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);console.log(j.accessKey)})")
 SK=$(echo "$ENG" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);console.log(j.secretKey)})")
 TOKEN=$(curl -s localhost:$ENGINE_PORT/api/v1/auth/token -H 'content-type: application/json' -d "{\"access_key\":\"$AK\",\"secret_key\":\"$SK\"}" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).access_token))")
-F="node ../shared/tools/fuzz/fuzz.mjs --per-op ${PER_OP:-60} --seed ${SEED:-1}"
+F="node $FUZZ_DIR/fuzz.mjs --per-op ${PER_OP:-60} --seed ${SEED:-1}"
 echo "== guard"; $F --base http://127.0.0.1:$GUARD_PORT 2>&1 | tail -${TAILN:-3}
 echo "== geo"; $F --base http://127.0.0.1:$GEO_PORT --header "authorization: Bearer $GEOKEY" 2>&1 | tail -${TAILN:-3}
 # The engine REST listener's whole document is over the fuzzer's 256 KiB read limit: fuzz it area by area
