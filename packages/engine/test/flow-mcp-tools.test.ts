@@ -11,6 +11,11 @@ import { type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './run
 
 const EXECUTIONS = '/api/v1/runtime/executions';
 
+const deleteTool = {
+  name: 'delete_sku',
+  description: 'Delete a SKU',
+  inputSchema: { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] },
+};
 const unreviewedTool = {
   name: 'hold_stock',
   description: 'Hold units of a SKU for a customer',
@@ -76,15 +81,24 @@ for (const target of testDatabaseTargets()) {
         engine.runtime.extensions.executions = worker;
         worker.start();
       }
-      const a = await startMcpServer(t, { label: 'A', tools: [...defaultTools(), reserveTool, unreviewedTool] });
+      const a = await startMcpServer(t, {
+        label: 'A',
+        tools: [...defaultTools(), reserveTool, deleteTool, unreviewedTool],
+      });
       const b = await startMcpServer(t, { label: 'B' });
       const idA = await registerServer(engine, a);
       const idB = await registerServer(engine, b);
       await approve(engine, idA, 'reserve_stock');
+      await approve(engine, idA, 'delete_sku');
       return { engine, a, b, idA, idB };
     }
 
-    async function execute(engine: RuntimeUnderTest, flowId: string, agentId: string) {
+    async function execute(
+      engine: RuntimeUnderTest,
+      flowId: string,
+      agentId: string,
+      states = ['succeeded', 'terminal_failure', 'retryable_failure'],
+    ) {
       const created = await engine.call('POST', EXECUTIONS, {
         token: engine.a.token,
         body: { flow_id: flowId, agent_id: agentId, compensate_on_failure: false, max_retries: 0 },
@@ -94,7 +108,7 @@ for (const target of testDatabaseTargets()) {
       let last: any;
       await waitUntil(async () => {
         last = (await engine.call('GET', `${EXECUTIONS}/${id}`, { token: engine.a.token })).body;
-        return ['succeeded', 'terminal_failure', 'retryable_failure'].includes(last.state);
+        return states.includes(last.state);
       }, 15_000).catch(() => {
         throw new Error(`execution stayed ${JSON.stringify(last)}`);
       });
@@ -206,6 +220,60 @@ for (const target of testDatabaseTargets()) {
       assert.equal(failed.error.code, 'TOOL_CALL_FAILED');
       assert.equal(failed.action.data.retryable, true);
       assert.equal(a.calls.length - before, 1);
+    });
+
+    test('a high-impact tool runs only from a step reached through a granted approval', async (t) => {
+      const { engine, a, idA } = await setup(t);
+      const agentId = await agentWith(engine, [idA]);
+      const direct = await publishedFlow(
+        engine,
+        engine.a.token,
+        'Delete now',
+        toolFlow('delete_sku', { sku: 'MUG-1' }),
+      );
+      const refused = await execute(engine, direct.id, agentId);
+      assert.equal(refused.state, 'terminal_failure');
+      assert.equal(refused.error.code, 'TOOL_HIGH_IMPACT');
+      // A denial path that reaches the tool does not count as approved.
+      const deniedPath = await publishedFlow(engine, engine.a.token, 'Delete either way', [
+        { id: 'check', type: 'approval', message: 'Delete MUG-1?', next: 'call', on_deny: 'call' },
+        ...toolFlow('delete_sku', { sku: 'MUG-1' }),
+      ]);
+      const waitingDenied = await execute(engine, deniedPath.id, agentId, ['waiting_for_approval']);
+      const deny = await engine.call(
+        'POST',
+        `${EXECUTIONS}/${waitingDenied.id}/approvals/${waitingDenied.wait.approval_id}/deny`,
+        { token: engine.a.token, body: {} },
+      );
+      assert.equal(deny.status, 200, JSON.stringify(deny.body));
+      let last: any;
+      await waitUntil(async () => {
+        last = (await engine.call('GET', `${EXECUTIONS}/${waitingDenied.id}`, { token: engine.a.token })).body;
+        return last.state === 'terminal_failure';
+      }, 15_000);
+      assert.equal(last.error.code, 'TOOL_HIGH_IMPACT');
+      assert.equal(a.calls.length, 0);
+
+      const gated = await publishedFlow(engine, engine.a.token, 'Delete after approval', [
+        { id: 'check', type: 'approval', message: 'Delete MUG-1?', next: 'call' },
+        ...toolFlow('delete_sku', { sku: 'MUG-1' }),
+      ]);
+      const waiting = await execute(engine, gated.id, agentId, ['waiting_for_approval']);
+      const approved = await engine.call(
+        'POST',
+        `${EXECUTIONS}/${waiting.id}/approvals/${waiting.wait.approval_id}/approve`,
+        { token: engine.a.token, body: {} },
+      );
+      assert.equal(approved.status, 200, JSON.stringify(approved.body));
+      await waitUntil(async () => {
+        last = (await engine.call('GET', `${EXECUTIONS}/${waiting.id}`, { token: engine.a.token })).body;
+        return last.state === 'succeeded' || last.state === 'terminal_failure';
+      }, 15_000);
+      assert.equal(last.state, 'succeeded', JSON.stringify(last));
+      assert.deepEqual(
+        a.calls.map((c) => c.name),
+        ['delete_sku'],
+      );
     });
 
     test('a resource node reads a resource listed by an attached server, templates filled from its arguments', async (t) => {

@@ -17,7 +17,7 @@ const UNREACHABLE = new Set([
 
 /**
  * A tool-side error as the flow port's error: unreachable tools and resources are `TOOL_UNAVAILABLE`, invalid
- * arguments `TOOL_ARGUMENTS_INVALID`, high-impact tools `TOOL_HIGH_IMPACT` (none of them retried); a failed call
+ * arguments `TOOL_ARGUMENTS_INVALID`, high-impact tools outside an approved step `TOOL_HIGH_IMPACT` (none retried); a failed call
  * keeps whether it may be retried.
  */
 function portError(error: unknown): unknown {
@@ -49,7 +49,9 @@ function resourceUri(call: ResourceCall): string {
 /**
  * The tool-server registry as the flows' tool invoker: a tool node reaches only the servers attached to the
  * execution's agent (none without an agent), through the same routing and gating as `POST …/tools/execute`, with
- * the step's idempotency key sent as `_meta["io.keel/idempotency-key"]`; a resource node reads a resource listed by
+ * the step's idempotency key sent as `_meta["io.keel/idempotency-key"]`. A high-impact tool (destructive, financial,
+ * external message, sensitive) runs only from a node of the execution's own plan that is reached only through a
+ * granted approval (`approvalGatedNodes`); a resource node reads a resource listed by
  * one of those servers.
  */
 export function createFlowToolInvoker(tools: ToolRuntime): FlowToolInvoker {
@@ -61,7 +63,8 @@ export function createFlowToolInvoker(tools: ToolRuntime): FlowToolInvoker {
           tools,
           callScope,
           { tool_name: call.tool, arguments: asArguments(call), idempotency_key: call.idempotencyKey },
-          call.signal,
+          // Subflow node ids are not the plan's own: only the execution's own plan is checked for approvals.
+          { signal: call.signal, approved: call.depth === 0 && scope.approvalGated.has(call.nodeId) },
           newId(),
         );
         if (!outcome.ok)

@@ -255,10 +255,13 @@ function failClosed(decision: RouteDecision): never {
   );
 }
 
-/** Checks what a direct call may run: no high-impact tool, arguments valid against the chosen server's schema. */
-function checkCall(offer: Offer, args: Record<string, unknown>): void {
+/**
+ * Checks what a call may run: no high-impact tool (unless a flow's approval was granted before it), arguments
+ * valid against the chosen server's schema.
+ */
+function checkCall(offer: Offer, args: Record<string, unknown>, approved = false): void {
   const high = impactOf(offer.tool).filter((c) => HIGH_IMPACT.includes(c));
-  if (high.length > 0) throw ToolErrors.highImpact(offer.tool.name, high.join(', '));
+  if (high.length > 0 && !approved) throw ToolErrors.highImpact(offer.tool.name, high.join(', '));
   const schema = (fromJsonColumn<Record<string, unknown>>(offer.tool.input_schema) ?? {}) as Record<string, unknown>;
   const problems = argumentProblems(offer.tool.contract_hash, schema, args);
   if (problems.length > 0)
@@ -340,6 +343,8 @@ function requireRoute(tools: ToolRuntime, routed: Routed, traceId: string, extra
 interface CallBounds {
   maxRetries?: number;
   signal?: AbortSignal;
+  /** A flow step reached only through a granted approval: high-impact tools may run. */
+  approved?: boolean;
 }
 
 /** The call and retry options of one routed tool: the tool's read-only flag decides whether it may be repeated. */
@@ -381,7 +386,7 @@ async function runRoute(
   requireRoute(tools, routed, traceId, extra);
   const args = input.arguments ?? {};
   const chosen = routed.offers.get(routed.decision.chosen!)!;
-  checkCall(chosen, args);
+  checkCall(chosen, args, bounds.approved);
   const order = compatible([routed.decision.chosen!, ...routed.decision.fallbacks], routed.offers, args);
   const plan = callPlan(tools, routed, chosen, input, bounds);
   const outcome = await executeWithRetry(order, plan.call, plan.options);
@@ -421,8 +426,8 @@ export async function flowCallScope(tools: ToolRuntime, realmId: string, agentId
 
 /**
  * One tool call of a flow step, gated like `executeTool` (routed within the agent's attached servers, approved and
- * enabled tools only, arguments valid against the stored schema, no high-impact tool) but made once per node
- * attempt: the flow repeats a retryable failure under the agent's `max_node_retries` with the step's idempotency
+ * enabled tools only, arguments valid against the stored schema; a high-impact tool only when `approved`: the step
+ * is reached only through a granted approval of the flow) but made once per node attempt: the flow repeats a retryable failure under the agent's `max_node_retries` with the step's idempotency
  * key, and the node deadline (`signal`) bounds it. Refusals throw before anything is called; a failed call is
  * answered as the outcome (with whether it may be retried).
  */
@@ -430,11 +435,11 @@ export async function executeForFlow(
   tools: ToolRuntime,
   scope: CallScope,
   input: ExecuteInput,
-  signal: AbortSignal,
+  bounds: { signal: AbortSignal; approved: boolean },
   traceId: string,
 ) {
   const routed = await routeIn(tools, scope, input);
-  return runRoute(tools, routed, input, traceId, { kind: 'flow' }, { maxRetries: 0, signal });
+  return runRoute(tools, routed, input, traceId, { kind: 'flow' }, { maxRetries: 0, ...bounds });
 }
 
 /** Runs several approved tools at once (each routed on its own), bounded by the agent's dependency concurrency. */
