@@ -188,6 +188,39 @@ for (const target of testDatabaseTargets()) {
       assert.equal(b.calls.length, 0);
     });
 
+    test("another realm's flow never reaches this realm's servers, not even by naming their ids", async (t) => {
+      const { engine, a, b, idA, idB } = await setup(t);
+      const agent = await engine.call('POST', `/api/v1/realms/${engine.b.realmId}/agents`, {
+        token: engine.b.token,
+        body: { username: `agent-${Math.random().toString(36).slice(2, 8)}` },
+      });
+      const agentId = agent.body.identity.id as string;
+      const attach = await engine.call('PUT', `/api/v1/runtime/agents/${agentId}/config`, {
+        token: engine.b.token,
+        body: { allowed_mcp_servers: [idA, idB] },
+      });
+      assert.equal(attach.status, 404, JSON.stringify(attach.body));
+      const flow = await publishedFlow(
+        engine,
+        engine.b.token,
+        'Foreign lookup',
+        toolFlow('lookup_stock', { sku: 'X' }),
+      );
+      const created = await engine.call('POST', EXECUTIONS, {
+        token: engine.b.token,
+        body: { flow_id: flow.id, agent_id: agentId, compensate_on_failure: false, max_retries: 0 },
+      });
+      assert.equal(created.status, 202, JSON.stringify(created.body));
+      let last: any;
+      await waitUntil(async () => {
+        last = (await engine.call('GET', `${EXECUTIONS}/${created.body.id}`, { token: engine.b.token })).body;
+        return last.state === 'terminal_failure' || last.state === 'succeeded';
+      }, 15_000);
+      assert.equal(last.state, 'terminal_failure');
+      assert.equal(last.error.code, 'TOOL_UNAVAILABLE');
+      assert.equal(a.calls.length + b.calls.length, 0);
+    });
+
     test('a retryable server failure is retried under the agent settings with the same idempotency key', async (t) => {
       const { engine, a, idA } = await setup(t);
       const patient = await agentWith(engine, [idA], { max_node_retries: 2 });
