@@ -244,6 +244,16 @@ for (const target of testDatabaseTargets()) {
       );
       assert.ok((await stepAttempts(engine, done.id)).includes(3));
 
+      // An MCP error result (the server no longer knows the tool) fails the step without a retry.
+      const gone = await agentWith(engine, [idA], { max_node_retries: 2 });
+      a.state.tools = a.state.tools.filter((tool) => tool.name !== 'reserve_stock');
+      const errorCalls = a.calls.length;
+      const errored = await execute(engine, flow.id, gone);
+      assert.equal(errored.state, 'terminal_failure', JSON.stringify(errored));
+      assert.equal(errored.error.code, 'TOOL_RESULT_ERROR');
+      assert.equal(a.calls.length - errorCalls, 1);
+      a.state.tools.push(reserveTool);
+
       // Without node retries the same failure fails the node at once (retryable; the execution has no retries left).
       const impatient = await agentWith(engine, [idA], { max_node_retries: 0 });
       a.state.failNextCalls = 1;

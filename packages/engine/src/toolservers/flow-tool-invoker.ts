@@ -17,8 +17,8 @@ const UNREACHABLE = new Set([
 
 /**
  * A tool-side error as the flow port's error: unreachable tools and resources are `TOOL_UNAVAILABLE`, invalid
- * arguments `TOOL_ARGUMENTS_INVALID`, high-impact tools outside an approved step `TOOL_HIGH_IMPACT` (none retried); a failed call
- * keeps whether it may be retried.
+ * arguments `TOOL_ARGUMENTS_INVALID`, high-impact tools outside an approved step `TOOL_HIGH_IMPACT` (none retried);
+ * a failed call keeps whether it may be retried.
  */
 function portError(error: unknown): unknown {
   if (error instanceof FlowPortError || !(error instanceof AppError)) return error;
@@ -73,6 +73,9 @@ export function createFlowToolInvoker(tools: ToolRuntime): FlowToolInvoker {
             `the tool call failed (${outcome.error.code}): ${outcome.error.message}`,
             outcome.error.retryable,
           );
+        // An MCP error result (`isError`) is the tool's own refusal: the step fails (its `on_error` may take over).
+        if (outcome.value.is_error === true)
+          throw new FlowPortError('TOOL_RESULT_ERROR', `the tool ${call.tool} answered with an error result`, false);
         return { output: outcome.value };
       } catch (error) {
         throw portError(error);
