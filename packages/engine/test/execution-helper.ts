@@ -133,7 +133,8 @@ interface Caller {
 }
 
 /**
- * Creates, tests and activates a flow through the API: one fixture mocks every tool of the nodes as `{ok, n: 1}`,
+ * Creates, tests and activates a flow through the API: one fixture mocks every tool of the nodes as `{ok, n: 1}`
+ * (every resource as `{ok: true}`),
  * approves every approval, and expects `fixtureState` (default succeeded). Answers the flow.
  */
 export async function publishedFlow(
@@ -149,9 +150,11 @@ export async function publishedFlow(
   });
   if (created.status !== 201) throw new Error(`flow: ${JSON.stringify(created.body)}`);
   const tools: Record<string, unknown> = {};
+  const resources: Record<string, unknown> = {};
   const approvals: Record<string, boolean> = {};
   for (const node of nodes) {
     if (typeof node.tool === 'string') tools[node.tool] = { ok: true, n: 1 };
+    if (typeof node.resource === 'string') resources[node.resource] = { ok: true };
     if (node.type === 'approval') approvals[node.id as string] = true;
   }
   const id = created.body.id as string;
@@ -160,7 +163,7 @@ export async function publishedFlow(
     body: {
       name: 'smoke',
       input: options.input ?? {},
-      mocks: { tools, approvals },
+      mocks: { tools, resources, approvals },
       expect: { state: options.fixtureState ?? 'succeeded' },
     },
   });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   ACTION_TYPES,
+  approvalGatedNodes,
   compareContracts,
   compileFlow,
   type FlowPlan,
@@ -626,5 +627,31 @@ describe('flow compiler', () => {
         message: error.details?.[0]?.message,
       });
     }
+  });
+});
+
+describe('approvalGatedNodes', () => {
+  test('only nodes every path reaches through an approved edge; denial and error paths do not count', () => {
+    const tool = (id: string, next: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      type: 'tool',
+      tool: 'delete_sku',
+      next,
+      ...extra,
+    });
+    const plan = compileFlow(
+      flow([
+        tool('before', 'check'),
+        { id: 'check', type: 'approval', message: 'Go?', next: 'pair', on_deny: 'denied' },
+        { id: 'pair', type: 'parallel', branches: ['left', 'right'], next: 'after' },
+        { id: 'left', type: 'tool', tool: 'delete_sku' },
+        { id: 'right', type: 'tool', tool: 'delete_sku' },
+        tool('after', 'out', { on_error: 'shared' }),
+        tool('denied', 'shared'),
+        tool('shared', 'out'),
+        out(),
+      ]),
+    );
+    assert.deepEqual([...approvalGatedNodes(plan)].sort(), ['after', 'left', 'pair', 'right']);
   });
 });

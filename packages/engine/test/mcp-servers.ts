@@ -29,6 +29,8 @@ export interface FakeServerState {
   failStatus: number | null;
   /** Fail only tools/call with this status (initialize and lists still work). */
   failCalls: number | null;
+  /** Answer this many next tools/call requests with 503 (each recorded in `calls` with `failed: true`). */
+  failNextCalls: number;
   delayMs: number;
 }
 
@@ -36,7 +38,8 @@ export interface FakeServer {
   url: string;
   label: string;
   state: FakeServerState;
-  calls: { name: string; args: Record<string, unknown> }[];
+  /** tools/call requests served (`meta`: the request's `_meta`); refused ones only with `failNextCalls`. */
+  calls: { name: string; args: Record<string, unknown>; meta?: Record<string, unknown>; failed?: true }[];
   close(): Promise<void>;
 }
 
@@ -50,6 +53,18 @@ const lookupTool: FakeTool = {
     additionalProperties: false,
   },
   annotations: { readOnlyHint: true },
+};
+
+/** A write tool (not read-only): reserves units of a SKU. */
+export const reserveTool = {
+  name: 'reserve_stock',
+  description: 'Reserve units of a SKU',
+  inputSchema: {
+    type: 'object',
+    properties: { sku: { type: 'string' }, quantity: { type: 'integer', minimum: 1 } },
+    required: ['sku', 'quantity'],
+  },
+  annotations: { readOnlyHint: false, destructiveHint: false },
 };
 
 /** The default tool set: one read-only lookup. */
@@ -73,7 +88,8 @@ function buildServer(server: FakeServer): Server {
   sdk.setRequestHandler('tools/call', async (request) => {
     const tool = server.state.tools.find((t) => t.name === request.params.name);
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    server.calls.push({ name: request.params.name, args });
+    const meta = request.params._meta as Record<string, unknown> | undefined;
+    server.calls.push({ name: request.params.name, args, ...(meta ? { meta } : {}) });
     if (!tool) return { content: [{ type: 'text', text: 'unknown tool' }], isError: true };
     const result = tool.run ? tool.run(args) : { server: server.label, tool: tool.name, echo: args };
     return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
@@ -129,6 +145,7 @@ export async function startMcpServer(
       oauthClients: new Map(),
       failStatus: null,
       failCalls: null,
+      failNextCalls: 0,
       delayMs: 0,
     },
     calls: [],
@@ -164,6 +181,17 @@ export async function startMcpServer(
       return;
     }
     const parsed = body ? JSON.parse(body) : undefined;
+    if (state.failNextCalls > 0 && parsed?.method === 'tools/call') {
+      state.failNextCalls -= 1;
+      server.calls.push({
+        name: parsed.params?.name,
+        args: parsed.params?.arguments ?? {},
+        ...(parsed.params?._meta ? { meta: parsed.params._meta } : {}),
+        failed: true,
+      });
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"injected"}');
+      return;
+    }
     if (state.failCalls !== null && parsed?.method === 'tools/call') {
       res.writeHead(state.failCalls, { 'content-type': 'application/json' }).end('{"error":"injected"}');
       return;

@@ -2,19 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { registeredErrors } from '@keel/core';
 import { ToolErrors } from '../src/toolservers/toolserver-errors.ts';
-import { defaultTools, type FakeServer, startMcpServer } from './mcp-servers.ts';
+import { defaultTools, type FakeServer, reserveTool, startMcpServer } from './mcp-servers.ts';
 import { type Realm, type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
 
-const reserveTool = {
-  name: 'reserve_stock',
-  description: 'Reserve units of a SKU',
-  inputSchema: {
-    type: 'object',
-    properties: { sku: { type: 'string' }, quantity: { type: 'integer', minimum: 1 } },
-    required: ['sku', 'quantity'],
-  },
-  annotations: { readOnlyHint: false, destructiveHint: false },
-};
 const deleteTool = {
   name: 'delete_sku',
   description: 'Delete a SKU',

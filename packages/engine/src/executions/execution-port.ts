@@ -26,6 +26,11 @@ export interface ExecutionScope {
   executionId: string;
   realmId: string;
   agentId: string | null;
+  /**
+   * Nodes of the execution's own plan that run only after a granted approval (`approvalGatedNodes`): the invoker
+   * lets a high-impact tool run only from one of them (never from a subflow's node).
+   */
+  approvalGated: ReadonlySet<string>;
 }
 
 /**

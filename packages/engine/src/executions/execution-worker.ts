@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { createLoopHealth, fromJsonColumn, toBoolean } from '@keel/core';
 import type { AgentSettings } from '../agents/agent-settings.ts';
 import { loadPublishedPlan, subflowPlans } from '../flows/flow-service.ts';
-import { createFlowExecutor, type FlowRunOutcome, type FlowStepRecord, type ResumeSignal } from '../flows/index.ts';
+import {
+  approvalGatedNodes,
+  createFlowExecutor,
+  type FlowRunOutcome,
+  type FlowStepRecord,
+  type ResumeSignal,
+} from '../flows/index.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
 import { inTransaction } from '../write.ts';
 import { approvalId } from './execution-actions.ts';
@@ -164,7 +170,12 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
       const settings = fromJsonColumn<AgentSettings>(row.settings);
       const port = createStorePort(
         rt,
-        { executionId: row.id, realmId: row.realm_id, agentId: row.agent_id },
+        {
+          executionId: row.id,
+          realmId: row.realm_id,
+          agentId: row.agent_id,
+          approvalGated: approvalGatedNodes(plan),
+        },
         {
           plans: await subflowPlans(rt, row.realm_id, plan),
           tools: options.tools ?? rt.extensions.flowTools,

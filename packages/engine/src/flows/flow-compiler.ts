@@ -130,6 +130,24 @@ export function edgesOf(node: FlowNode): Edge[] {
   return edges;
 }
 
+/**
+ * The nodes of a plan that run only after an approval was granted: those not reachable from the start when every
+ * approval node's `next` (its approved edge) is cut. Its `on_deny`, `on_timeout` and `on_error` edges stay, so a
+ * node reached by a denial or a timeout is not among them.
+ */
+export function approvalGatedNodes(plan: Pick<FlowPlan, 'start' | 'nodes'>): Set<string> {
+  const reached = new Set<string>();
+  const queue = [plan.start];
+  while (queue.length > 0) {
+    const id = queue.pop() as string;
+    const node = plan.nodes[id];
+    if (reached.has(id) || !node) continue;
+    reached.add(id);
+    for (const edge of edgesOf(node)) if (!(node.type === 'approval' && edge.kind === 'next')) queue.push(edge.target);
+  }
+  return new Set(Object.keys(plan.nodes).filter((id) => !reached.has(id)));
+}
+
 function problem(code: FlowProblemCode, nodeId: string | null, path: string, message: string): FlowProblem {
   return { code, node_id: nodeId, path, message };
 }

@@ -142,7 +142,7 @@ export const ToolNode = node(
     on_error: Type.Optional(NodeId),
     next: Type.Optional(Next),
   },
-  'Calls a tool (catalog tools in-process, registered tool servers later); `next` may be absent only for a parallel branch',
+  'Calls a registered MCP tool on a server attached to the execution agent (routed and gated like `POST /runtime/mcp/tools/execute`; a high-impact tool only after a granted approval); `next` may be absent only for a parallel branch',
 );
 
 export const ResourceNode = node(

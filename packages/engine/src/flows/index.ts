@@ -8,6 +8,7 @@ export {
   sanitizeHandoff,
 } from '../runtime/actions.ts';
 export {
+  approvalGatedNodes,
   type CompileOptions,
   compareContracts,
   compileFlow,

@@ -1,5 +1,6 @@
 import { type App, createLoopHealth } from '@keel/core';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
+import { createFlowToolInvoker } from './flow-tool-invoker.ts';
 import { flushPendingTraces, subscribeRuleChanges } from './tool-execution-service.ts';
 import { registerToolRoutingRoutes } from './tool-routing-routes.ts';
 import { createToolRuntime, type ToolRuntime } from './tool-runtime.ts';
@@ -7,7 +8,7 @@ import { rememberToolRuntime } from './tool-runtime-registry.ts';
 import { registerToolServerRoutes } from './toolserver-routes.ts';
 import { probeDueServers, serverExists } from './toolserver-service.ts';
 
-/** Builds the tool runtime, registers the tool-server routes and plugs the registry into the runtime's extensions. */
+/** Builds the tool runtime, registers the tool-server routes and plugs the registry into the runtime's extensions (tool-server ids of agents, flows' tool and resource nodes). */
 export async function registerToolServers(app: App, rt: RuntimeContext): Promise<ToolRuntime> {
   const tools = await createToolRuntime(rt);
   rememberToolRuntime(rt, tools);
@@ -15,6 +16,7 @@ export async function registerToolServers(app: App, rt: RuntimeContext): Promise
   registerToolRoutingRoutes(app, tools);
   await subscribeRuleChanges(tools);
   rt.extensions.toolServers = { exists: (realmId, serverId) => serverExists(tools, realmId, serverId) };
+  rt.extensions.flowTools = createFlowToolInvoker(tools);
   const prober = startProber(tools, rt.config.toolProbeIntervalSeconds * 1000);
   app.addHook('onClose', async () => {
     await prober.stop();

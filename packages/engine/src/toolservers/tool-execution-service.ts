@@ -224,7 +224,10 @@ async function route(
   input: RouteInput,
   scopeOverride?: CallScope,
 ): Promise<Routed> {
-  const scope = scopeOverride ?? (await resolveScope(tools, principal, input));
+  return routeIn(tools, scopeOverride ?? (await resolveScope(tools, principal, input)), input);
+}
+
+async function routeIn(tools: ToolRuntime, scope: CallScope, input: RouteInput): Promise<Routed> {
   const offers = await offersOf(tools, scope.realmId, input.tool_name);
   if (offers.length === 0)
     throw ToolErrors.toolUnavailable(`No registered server offers the tool ${input.tool_name.slice(0, 128)}`);
@@ -252,10 +255,13 @@ function failClosed(decision: RouteDecision): never {
   );
 }
 
-/** Checks what a direct call may run: no high-impact tool, arguments valid against the chosen server's schema. */
-function checkCall(offer: Offer, args: Record<string, unknown>): void {
+/**
+ * Checks what a call may run: no high-impact tool (unless a flow's approval was granted before it), arguments
+ * valid against the chosen server's schema.
+ */
+function checkCall(offer: Offer, args: Record<string, unknown>, approved = false): void {
   const high = impactOf(offer.tool).filter((c) => HIGH_IMPACT.includes(c));
-  if (high.length > 0) throw ToolErrors.highImpact(offer.tool.name, high.join(', '));
+  if (high.length > 0 && !approved) throw ToolErrors.highImpact(offer.tool.name, high.join(', '));
   const schema = (fromJsonColumn<Record<string, unknown>>(offer.tool.input_schema) ?? {}) as Record<string, unknown>;
   const problems = argumentProblems(offer.tool.contract_hash, schema, args);
   if (problems.length > 0)
@@ -333,10 +339,21 @@ function requireRoute(tools: ToolRuntime, routed: Routed, traceId: string, extra
   failClosed(routed.decision);
 }
 
+/** How a caller bounds its call beyond the route: fewer retries, its own cancellation. */
+interface CallBounds {
+  maxRetries?: number;
+  signal?: AbortSignal;
+  /** A flow step reached only through a granted approval: high-impact tools may run. */
+  approved?: boolean;
+}
+
 /** The call and retry options of one routed tool: the tool's read-only flag decides whether it may be repeated. */
-function callPlan(tools: ToolRuntime, routed: Routed, first: Offer, input: ExecuteInput) {
+function callPlan(tools: ToolRuntime, routed: Routed, first: Offer, input: ExecuteInput, bounds: CallBounds = {}) {
   const args = input.arguments ?? {};
-  const policy = policyOf(routed);
+  const policy = {
+    ...policyOf(routed),
+    ...(bounds.maxRetries !== undefined ? { max_retries: bounds.maxRetries } : {}),
+  };
   const call = (serverId: string, signal: AbortSignal) =>
     callOne(
       tools,
@@ -351,6 +368,7 @@ function callPlan(tools: ToolRuntime, routed: Routed, first: Offer, input: Execu
     policy,
     readOnly: toBoolean(first.tool.read_only),
     ...(input.idempotency_key ? { idempotencyKey: input.idempotency_key } : {}),
+    ...(bounds.signal ? { signal: bounds.signal } : {}),
     observe: (o: Parameters<ToolRuntime['stats']['record']>[0]) => tools.stats.record(o),
   };
   return { call, options };
@@ -363,13 +381,14 @@ async function runRoute(
   input: ExecuteInput,
   traceId: string,
   extra: Record<string, unknown> = {},
+  bounds: CallBounds = {},
 ) {
   requireRoute(tools, routed, traceId, extra);
   const args = input.arguments ?? {};
   const chosen = routed.offers.get(routed.decision.chosen!)!;
-  checkCall(chosen, args);
+  checkCall(chosen, args, bounds.approved);
   const order = compatible([routed.decision.chosen!, ...routed.decision.fallbacks], routed.offers, args);
-  const plan = callPlan(tools, routed, chosen, input);
+  const plan = callPlan(tools, routed, chosen, input, bounds);
   const outcome = await executeWithRetry(order, plan.call, plan.options);
   const outcomeName = outcome.ok ? 'ok' : 'failed';
   recordTrace(
@@ -397,6 +416,30 @@ export async function executeTool(
     trace_id: traceId,
     attempts: outcome.attempts,
   };
+}
+
+/** The scope of a flow execution's tool calls: only its agent's attached servers (none without an agent). */
+export async function flowCallScope(tools: ToolRuntime, realmId: string, agentId: string | null): Promise<CallScope> {
+  const agent = agentId === null ? undefined : await loadAgent(tools.rt, realmId, agentId);
+  return { realmId, allowed: agent?.allowedMcpServers ?? [], agent, sessionId: null };
+}
+
+/**
+ * One tool call of a flow step, gated like `executeTool` (routed within the agent's attached servers, approved and
+ * enabled tools only, arguments valid against the stored schema; a high-impact tool only when `approved`: the step
+ * is reached only through a granted approval of the flow) but made once per node attempt: the flow repeats a retryable failure under the agent's `max_node_retries` with the step's idempotency
+ * key, and the node deadline (`signal`) bounds it. Refusals throw before anything is called; a failed call is
+ * answered as the outcome (with whether it may be retried).
+ */
+export async function executeForFlow(
+  tools: ToolRuntime,
+  scope: CallScope,
+  input: ExecuteInput,
+  bounds: { signal: AbortSignal; approved: boolean },
+  traceId: string,
+) {
+  const routed = await routeIn(tools, scope, input);
+  return runRoute(tools, routed, input, traceId, { kind: 'flow' }, { maxRetries: 0, ...bounds });
 }
 
 /** Runs several approved tools at once (each routed on its own), bounded by the agent's dependency concurrency. */

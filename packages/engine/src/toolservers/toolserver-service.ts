@@ -42,6 +42,7 @@ import {
   findCredential,
   findProposal,
   findServer,
+  findServersByIds,
   findToolRow,
   insertCredential,
   insertProposal,
@@ -1063,13 +1064,21 @@ export async function readResource(tools: ToolRuntime, principal: RuntimePrincip
   const realmId = requirePermission(principal, 'runtime:run');
   const row = await requireServer(tools, realmId, id);
   if (!toBoolean(row.is_active)) throw ToolErrors.serverDisabled(row.id);
+  if (!(await offersResource(tools, row, uri))) throw RuntimeErrors.notFound('Resource', uri.slice(0, 200));
+  return readKnownResource(tools, row, uri, undefined);
+}
+
+/** Whether the server listed the resource, or a template matching it, at its last discovery (approved to read). */
+async function offersResource(tools: ToolRuntime, row: ServerRow, uri: string): Promise<boolean> {
   const known = await listServerResources(tools.rt.db, row.id);
-  const approved = known.some((r) => (r.kind === 'resource' ? r.uri === uri : matchesTemplate(r.uri, uri)));
-  if (!approved) throw RuntimeErrors.notFound('Resource', uri.slice(0, 200));
+  return known.some((r) => (r.kind === 'resource' ? r.uri === uri : matchesTemplate(r.uri, uri)));
+}
+
+async function readKnownResource(tools: ToolRuntime, row: ServerRow, uri: string, signal: AbortSignal | undefined) {
   const started = performance.now();
   try {
     const result = await tools.connector.use(await activeEndpoint(tools, row), (client) =>
-      client.readResource({ uri }, { cache: 'bypass', timeout: 30_000 } as never),
+      client.readResource({ uri }, { cache: 'bypass', timeout: 30_000, ...(signal ? { signal } : {}) } as never),
     );
     tools.stats.record({ server_id: row.id, kind: 'call', ok: true, latency_ms: performance.now() - started });
     const text = JSON.stringify(result.contents ?? []);
@@ -1084,8 +1093,30 @@ export async function readResource(tools: ToolRuntime, principal: RuntimePrincip
       latency_ms: performance.now() - started,
       auth_failure: error.authFailure,
     });
-    throw ToolErrors.upstream(error.code, safeFailureMessage(error.message));
+    throw Object.assign(ToolErrors.upstream(error.code, safeFailureMessage(error.message)), {
+      retryable: error.retryable,
+    });
   }
+}
+
+/**
+ * A flow step's resource read: the first active server among `allowed` (the execution agent's attached servers, in
+ * their order) that lists the resource or a matching template. None: TOOL_NOT_AVAILABLE (nothing is called).
+ */
+export async function readResourceForFlow(
+  tools: ToolRuntime,
+  realmId: string,
+  allowed: readonly string[],
+  uri: string,
+  signal: AbortSignal,
+) {
+  const rows = await findServersByIds(tools.rt.db, realmId, [...allowed]);
+  for (const id of allowed) {
+    const row = rows.find((r) => r.id === id);
+    if (row && toBoolean(row.is_active) && (await offersResource(tools, row, uri)))
+      return readKnownResource(tools, row, uri, signal);
+  }
+  throw ToolErrors.toolUnavailable(`No server attached to the agent offers the resource ${uri.slice(0, 200)}`);
 }
 
 // Proposals --------------------------------------------------------------------------------------------------------
