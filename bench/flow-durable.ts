@@ -347,9 +347,9 @@ the next durable write; a step that calls a tool, a model or an agent, or waits,
 before the next step starts) — ${Math.round(sync.steps / (args.warmup + args.executions * args.rounds))} step rows per execution;
 SQLite file in WAL mode, \`synchronous=NORMAL\`. Mastra: the same 10 chained steps with \`LibSQLStore\` on a SQLite file and
 \`shouldPersistSnapshot: () => true\`. ${args.rounds} alternating rounds of ${args.executions} after ${args.warmup} warm-up executions each.
-${machineLine()}. 1-min load average ${loadBefore} before, ${loadAfter} after: taken under load on the shared machine
-(2 cores, ~8 sessions); the ratio is side by side in one run. Under this load the mean is set by the tail (p99); the
-p50 of one Keel execution is the figure to compare with the 1,000/s floor (1 ms).
+${machineLine()}. 1-min load average ${loadBefore} before, ${loadAfter} after (2 cores; the load
+generator, both engines and any other process share them); the ratio is side by side in one run. Under load the mean is
+set by the tail (p99); the p50 of one Keel execution is the figure to compare with the 1,000/s floor (1 ms).
 
 ${table}
 
