@@ -11,8 +11,7 @@ import {
   type ServiceDefinition,
 } from '@keel/core';
 import { buildEngineApps, prepareEngineDatabase } from './app.ts';
-import { engineCommand } from './cli/engine-command.ts';
-import { importCommand } from './cli/import-command.ts';
+import { engineCommands } from './cli/commands.ts';
 import { type EngineConfig, readEngineConfig } from './config.ts';
 import type { EngineDb } from './db/schema.ts';
 import { createExecutionWorker, type ExecutionWorker } from './executions/execution-worker.ts';
@@ -148,5 +147,5 @@ export const engineService: ServiceDefinition = {
     'Merchant catalog (products, carts, checkouts, orders), catalog webhooks in and out, procurement, public MCP tools',
   start,
   migrate,
-  commands: [engineCommand, importCommand],
+  commands: engineCommands,
 };

@@ -8,7 +8,7 @@ import {
   type ServiceDefinition,
 } from '@keel/core';
 import { buildGeoApp, prepareGeoDatabase } from './app.ts';
-import { geoCommand } from './cli/geo-command.ts';
+import { geoCommands } from './cli/commands.ts';
 import { readGeoConfig } from './config.ts';
 import type { GeoDb } from './db/schema.ts';
 
@@ -71,5 +71,5 @@ export const geoService: ServiceDefinition = {
     'Workspace measurement for generative engine optimization: datasets, target graph, privacy, exports, MCP tools, tracking events, shares',
   start,
   migrate,
-  commands: [geoCommand],
+  commands: geoCommands,
 };

@@ -12,16 +12,8 @@ import {
   issueApiKey,
   issueSiteToken,
 } from '../tenancy/tenancy-service.ts';
-import { MEASURE_USAGE, runMeasureCommand } from './measure-command.ts';
-
-const USAGE = `keel geo bootstrap [--json] [--name NAME]
-                               new tenant, two workspaces, read/write/signals/admin keys and a site token
-keel geo tenant create --name NAME [--json]
-keel geo workspace create --tenant ID --name NAME [--timezone ZONE] [--json]
-keel geo key create --tenant ID --name NAME --permissions P[,P…] [--workspace ID]… [--expires-in-days N] [--json]
-                               no --workspace: tenant scope; one: workspace scope; several: a custom set
-keel geo site-token create --tenant ID --workspace ID [--name NAME] [--json]
-${MEASURE_USAGE}`;
+import { runMeasureCommand } from './measure-command.ts';
+import { GEO_USAGE as USAGE } from './usage.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';

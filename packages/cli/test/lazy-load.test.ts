@@ -1,0 +1,124 @@
+// `keel` loads only what the command needs: `help` and `--help` no service, a guard command no engine or geo, a geo
+// command no guard or engine. Each case runs `keel` in a child that records every module it resolved.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+
+const KEEL = path.join(import.meta.dirname, '..', 'src', 'keel.ts');
+const RECORDER = path.join(import.meta.dirname, 'fixtures', 'record-modules.ts');
+const PACKAGES = path.resolve(import.meta.dirname, '..', '..');
+
+/** The light entry points a service gives `keel help`: its commands' names and usage lines. */
+const MANIFESTS = [
+  'engine/src/cli/commands.ts',
+  'engine/src/cli/usage.ts',
+  'geo/src/cli/commands.ts',
+  'geo/src/cli/usage.ts',
+];
+
+interface Loaded {
+  code: number | null;
+  stdout: string;
+  /** The workspace packages' source files the process loaded, as `package/src/…` (the manifests left out). */
+  files: string[];
+  /** Whether anything under node_modules was loaded. */
+  dependencies: boolean;
+}
+
+async function loadedBy(args: string[], env: Record<string, string>): Promise<Loaded> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-lazy-'));
+  try {
+    const record = path.join(dir, 'modules.json');
+    const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', RECORDER, KEEL, ...args], {
+        env: { ...process.env, KEEL_DATA_DIR: path.join(dir, 'data'), ...env, KEEL_TEST_MODULES_FILE: record },
+      });
+      let out = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      child.stderr.resume();
+      child.on('close', (exit) => resolve({ code: exit, stdout: out }));
+      child.stdin.end('');
+    });
+    const urls = JSON.parse(fs.readFileSync(record, 'utf8')) as string[];
+    const files = urls
+      .filter((url) => url.startsWith('file:'))
+      .map((url) => path.relative(PACKAGES, new URL(url).pathname))
+      .filter(
+        (file) =>
+          !file.startsWith('..') && !file.includes('node_modules') && file !== path.relative(PACKAGES, RECORDER),
+      );
+    return {
+      code,
+      stdout,
+      files: files.filter((file) => !MANIFESTS.includes(file)),
+      dependencies: urls.some((url) => url.includes('/node_modules/')),
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const of = (files: string[], pkg: string) => files.filter((file) => file.startsWith(`${pkg}/`));
+
+describe('keel loads only what a command needs', () => {
+  test('help and a command’s --help load no service, no core and no dependency', async () => {
+    for (const args of [
+      ['help'],
+      ['engine', 'keys', '--help'],
+      ['geo', '--help'],
+      ['import', '--help'],
+      ['start', '--help'],
+    ]) {
+      const loaded = await loadedBy(args, {});
+      assert.equal(loaded.code, 0, args.join(' '));
+      assert.match(loaded.stdout, /Usage:/);
+      assert.deepEqual(
+        loaded.files.filter((file) => !file.startsWith('cli/')),
+        [],
+        `keel ${args.join(' ')} loaded service code`,
+      );
+      assert.equal(loaded.dependencies, false, `keel ${args.join(' ')} loaded a dependency`);
+    }
+  });
+
+  test('a guard command (detect, migrate guard) loads guard but neither engine nor geo', async () => {
+    for (const args of [
+      ['detect', '--json'],
+      ['migrate', 'guard'],
+    ]) {
+      const loaded = await loadedBy(args, {});
+      assert.equal(loaded.code, 0, args.join(' '));
+      assert.ok(of(loaded.files, 'guard').length > 0, `keel ${args.join(' ')} did not load guard`);
+      assert.deepEqual(of(loaded.files, 'engine'), [], `keel ${args.join(' ')} loaded the engine`);
+      assert.deepEqual(of(loaded.files, 'geo'), [], `keel ${args.join(' ')} loaded geo`);
+    }
+  });
+
+  test('a geo command loads geo but neither guard nor the engine', async () => {
+    const loaded = await loadedBy(['geo', 'bootstrap', '--json'], {});
+    assert.equal(loaded.code, 0);
+    assert.ok(JSON.parse(loaded.stdout).tenantId, loaded.stdout);
+    assert.ok(of(loaded.files, 'geo').length > 0);
+    assert.deepEqual(of(loaded.files, 'guard'), []);
+    assert.deepEqual(of(loaded.files, 'engine'), []);
+  });
+
+  test('an engine command loads the engine (and guard, whose detection it uses) but not geo', async () => {
+    const loaded = await loadedBy(['engine', 'bootstrap', '--json'], {});
+    assert.equal(loaded.code, 0);
+    assert.ok(JSON.parse(loaded.stdout).merchantId, loaded.stdout);
+    assert.ok(of(loaded.files, 'engine').length > 0);
+    assert.deepEqual(of(loaded.files, 'geo'), []);
+  });
+
+  test('keel start with one service loads only that service, and checks its configuration first', async () => {
+    const loaded = await loadedBy(['start', 'geo'], { GEO_PORT: 'not-a-port' });
+    assert.equal(loaded.code, 3);
+    assert.ok(of(loaded.files, 'geo').length > 0);
+    assert.deepEqual(of(loaded.files, 'guard'), []);
+    assert.deepEqual(of(loaded.files, 'engine'), []);
+  });
+});
