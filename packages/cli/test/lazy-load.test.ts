@@ -24,8 +24,8 @@ interface Loaded {
   stdout: string;
   /** The workspace packages' source files the process loaded, as `package/src/…` (the manifests left out). */
   files: string[];
-  /** Whether anything under node_modules was loaded. */
-  dependencies: boolean;
+  /** The dependencies (node_modules packages) the process loaded. */
+  dependencies: Set<string>;
 }
 
 async function loadedBy(args: string[], env: Record<string, string>): Promise<Loaded> {
@@ -54,7 +54,7 @@ async function loadedBy(args: string[], env: Record<string, string>): Promise<Lo
       code,
       stdout,
       files: files.filter((file) => !MANIFESTS.includes(file)),
-      dependencies: urls.some((url) => url.includes('/node_modules/')),
+      dependencies: new Set(urls.flatMap((url) => url.match(/\/node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1] ?? [])),
     };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -80,7 +80,7 @@ describe('keel loads only what a command needs', () => {
         [],
         `keel ${args.join(' ')} loaded service code`,
       );
-      assert.equal(loaded.dependencies, false, `keel ${args.join(' ')} loaded a dependency`);
+      assert.deepEqual([...loaded.dependencies], [], `keel ${args.join(' ')} loaded a dependency`);
     }
   });
 
@@ -97,13 +97,16 @@ describe('keel loads only what a command needs', () => {
     }
   });
 
-  test('a geo command loads geo but neither guard nor the engine', async () => {
+  test('a geo command loads geo but neither guard nor the engine (nor the XLSX and PDF writers)', async () => {
     const loaded = await loadedBy(['geo', 'bootstrap', '--json'], {});
     assert.equal(loaded.code, 0);
     assert.ok(JSON.parse(loaded.stdout).tenantId, loaded.stdout);
     assert.ok(of(loaded.files, 'geo').length > 0);
     assert.deepEqual(of(loaded.files, 'guard'), []);
     assert.deepEqual(of(loaded.files, 'engine'), []);
+    assert.equal(loaded.dependencies.has('exceljs'), false);
+    assert.equal(loaded.dependencies.has('pdfmake'), false);
+    assert.ok(loaded.dependencies.has('kysely'), 'the recorder saw no dependency at all');
   });
 
   test('an engine command loads the engine (and guard, whose detection it uses) but not geo', async () => {
