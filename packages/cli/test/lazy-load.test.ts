@@ -84,7 +84,7 @@ describe('keel loads only what a command needs', () => {
     }
   });
 
-  test('a guard command (detect, migrate guard) loads guard but neither engine nor geo', async () => {
+  test('a guard command loads guard but neither engine nor geo; detect only guard’s scanner', async () => {
     for (const args of [
       ['detect', '--json'],
       ['migrate', 'guard'],
@@ -94,6 +94,7 @@ describe('keel loads only what a command needs', () => {
       assert.ok(of(loaded.files, 'guard').length > 0, `keel ${args.join(' ')} did not load guard`);
       assert.deepEqual(of(loaded.files, 'engine'), [], `keel ${args.join(' ')} loaded the engine`);
       assert.deepEqual(of(loaded.files, 'geo'), [], `keel ${args.join(' ')} loaded geo`);
+      assert.equal(loaded.files.includes('guard/src/app.ts'), args[0] === 'migrate', `keel ${args.join(' ')}`);
     }
   });
 
@@ -109,12 +110,14 @@ describe('keel loads only what a command needs', () => {
     assert.ok(loaded.dependencies.has('kysely'), 'the recorder saw no dependency at all');
   });
 
-  test('an engine command loads the engine (and guard, whose detection it uses) but not geo', async () => {
+  test('an engine command loads the engine (and guard’s scanner, which it uses) but not geo', async () => {
     const loaded = await loadedBy(['engine', 'bootstrap', '--json'], {});
     assert.equal(loaded.code, 0);
     assert.ok(JSON.parse(loaded.stdout).merchantId, loaded.stdout);
     assert.ok(of(loaded.files, 'engine').length > 0);
     assert.deepEqual(of(loaded.files, 'geo'), []);
+    assert.ok(loaded.files.includes('guard/src/local-scanner.ts'));
+    assert.equal(loaded.files.includes('guard/src/app.ts'), false, 'the engine loaded guard’s app');
   });
 
   test('keel start with one service loads only that service, and checks its configuration first', async () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Env } from '@keel/core';
-import { createLocalScanner, readGuardConfig } from '@keel/guard';
+import { createLocalScanner, readGuardConfig } from '@keel/guard/scanner';
 import { InputError } from '../error-types.ts';
 import { EXIT } from '../exit-codes.ts';
 
