@@ -110,7 +110,7 @@ describe('keel loads only what a command needs', () => {
     assert.ok(loaded.dependencies.has('kysely'), 'the recorder saw no dependency at all');
   });
 
-  test('an engine command loads the engine (and guard’s scanner, which it uses) but not geo', async () => {
+  test('an engine command loads its part of the engine (and guard’s scanner), not the apps, not geo', async () => {
     const loaded = await loadedBy(['engine', 'bootstrap', '--json'], {});
     assert.equal(loaded.code, 0);
     assert.ok(JSON.parse(loaded.stdout).merchantId, loaded.stdout);
@@ -118,6 +118,7 @@ describe('keel loads only what a command needs', () => {
     assert.deepEqual(of(loaded.files, 'geo'), []);
     assert.ok(loaded.files.includes('guard/src/local-scanner.ts'));
     assert.equal(loaded.files.includes('guard/src/app.ts'), false, 'the engine loaded guard’s app');
+    assert.equal(loaded.files.includes('engine/src/app.ts'), false, 'keel engine loaded the engine’s HTTP apps');
   });
 
   test('keel start with one service loads only that service, and checks its configuration first', async () => {

@@ -35,7 +35,7 @@ async function open(io: CommandIo) {
   const config = readEngineConfig(io.env);
   // Said on stderr (stdout stays one JSON object with --json), so a key is never created in an unexpected store.
   io.stderr.write(`keel: engine store: ${describeServiceDatabase(config.core, 'engine')}\n`);
-  const { openEngineDatabase } = await import('../service.ts');
+  const { openEngineDatabase } = await import('../db/open.ts');
   const database = await openEngineDatabase(config);
   const cache = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
   const principals = await createPrincipalCache(database.db, cache.cache);

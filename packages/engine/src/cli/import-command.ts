@@ -121,7 +121,7 @@ export const importCommand: CliCommand = {
     const total = fs.statSync(path.resolve(file)).size;
 
     const config = readEngineConfig(io.env);
-    const { openEngineDatabase } = await import('../service.ts');
+    const { openEngineDatabase } = await import('../db/open.ts');
     const database = await openEngineDatabase(config);
     const cache = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
     const summary = { created: 0, updated: 0, rejected: 0, rejections: [] as { line: number; error: string }[] };
