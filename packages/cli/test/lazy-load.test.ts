@@ -105,6 +105,7 @@ describe('keel loads only what a command needs', () => {
     assert.ok(of(loaded.files, 'geo').length > 0);
     assert.deepEqual(of(loaded.files, 'guard'), []);
     assert.deepEqual(of(loaded.files, 'engine'), []);
+    assert.equal(loaded.files.includes('geo/src/app.ts'), false, 'keel geo bootstrap loaded geo’s app');
     assert.equal(loaded.dependencies.has('exceljs'), false);
     assert.equal(loaded.dependencies.has('pdfmake'), false);
     assert.ok(loaded.dependencies.has('kysely'), 'the recorder saw no dependency at all');

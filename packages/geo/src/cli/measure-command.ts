@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type CommandIo, ConfigError, createMemoryCache, openDatabase } from '@keel/core';
-import { buildGeoApp, geoSecretBox, prepareGeoDatabase } from '../app.ts';
+import { buildGeoApp } from '../app.ts';
 import { readGeoConfig } from '../config.ts';
+import { geoDatabaseUrl, geoSecretBox, prepareGeoDatabase } from '../db/open.ts';
 import type { GeoDb } from '../db/schema.ts';
 import { isUuid, normalizeUuid } from '../ids.ts';
 import { claimRunById } from '../measure/measure-worker.ts';
 import { importPrompts, parsePromptCsv } from '../measure/prompt-service.ts';
 import { createRun, executeRun, getRun, type RunProgress } from '../measure/run-service.ts';
-import { geoDatabaseUrl } from '../service.ts';
 import { MEASURE_USAGE } from './usage.ts';
 
 /** A usage mistake: the CLI prints the message and exits 2. */
