@@ -1,15 +1,7 @@
 import { AppError, ConfigError } from '@keel/core';
 import { EXIT } from './exit-codes.ts';
 
-/** A mistake on the command line: printed as one line without a stack, exit code 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
-/** A file or directory named on the command line that cannot be read: exit code 4. */
-export class InputError extends Error {
-  override name = 'InputError';
-}
+export { InputError, UsageError } from './error-types.ts';
 
 const UNAVAILABLE = new Set(['EADDRINUSE', 'EADDRNOTAVAIL', 'EACCES', 'ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT']);
 

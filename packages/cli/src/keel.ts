@@ -1,10 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import type { CliCommand } from '@keel/core';
-import { DETECT_USAGE, detectCommand } from './commands/detect.ts';
-import { MIGRATE_USAGE, migrateCommand } from './commands/migrate.ts';
-import { START_USAGE, startCommand } from './commands/start.ts';
-import { describeFailure, UsageError } from './errors.ts';
+import { DETECT_USAGE, MIGRATE_USAGE, START_USAGE } from './commands/usage.ts';
+import { UsageError } from './error-types.ts';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.ts';
 import { serviceCommands } from './services.ts';
 
@@ -57,11 +55,12 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   switch (command) {
+    // Each command imports its code (and the services it needs) only when it runs.
     case 'start':
-      await startCommand(rest, process.env, process.stdout);
+      await (await import('./commands/start.ts')).startCommand(rest, process.env, process.stdout);
       return -1; // keep running until a signal
     case 'migrate':
-      await migrateCommand(rest, process.env, process.stdout);
+      await (await import('./commands/migrate.ts')).migrateCommand(rest, process.env, process.stdout);
       return EXIT.ok;
     case 'detect': {
       const { values, positionals } = parseArgs({
@@ -69,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
         options: { json: { type: 'boolean', default: false } },
         allowPositionals: true,
       });
+      const { detectCommand } = await import('./commands/detect.ts');
       return detectCommand(
         { json: values.json ?? false, paths: positionals },
         process.env,
@@ -106,7 +106,8 @@ main(commandArgs).then(
   (code) => {
     if (code >= 0) process.exitCode = code;
   },
-  (error: unknown) => {
+  async (error: unknown) => {
+    const { describeFailure } = await import('./errors.ts');
     const { message, exitCode } = describeFailure(error, debug);
     process.stderr.write(`keel: ${message}\n`);
     process.exitCode = exitCode;

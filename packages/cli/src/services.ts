@@ -1,48 +1,72 @@
-import { type CliCommand, ConfigError, type Env, type ServiceDefinition } from '@keel/core';
-import { engineService, readEngineConfig } from '@keel/engine';
-import { geoService, readGeoConfig } from '@keel/geo';
-import { guardService, readGuardConfig } from '@keel/guard';
-import { UsageError } from './errors.ts';
+import type { CliCommand, Env, ServiceDefinition } from '@keel/core';
+import { engineCommands } from '@keel/engine/commands';
+import { geoCommands } from '@keel/geo/commands';
+import { UsageError } from './error-types.ts';
 
 export { UsageError };
 
+/** A service as `keel` knows it before loading it: its commands' usage lines, and how to load the rest. */
+interface ServiceEntry {
+  name: string;
+  /** Commands the service contributes; each imports its own code when it runs. */
+  commands: readonly CliCommand[];
+  load(): Promise<LoadedService>;
+}
+
+/** A service's definition and its configuration reader, imported only when `start` or `migrate` names it. */
+export interface LoadedService {
+  definition: ServiceDefinition;
+  readConfig(env: Env): unknown;
+}
+
 /** Every service `keel start` and `keel migrate` know, in start order. */
-export const SERVICES: readonly ServiceDefinition[] = [guardService, engineService, geoService];
+const SERVICES: readonly ServiceEntry[] = [
+  {
+    name: 'guard',
+    commands: [],
+    load: async () => {
+      const guard = await import('@keel/guard');
+      return { definition: guard.guardService, readConfig: guard.readGuardConfig };
+    },
+  },
+  {
+    name: 'engine',
+    commands: engineCommands,
+    load: async () => {
+      const engine = await import('@keel/engine');
+      return { definition: engine.engineService, readConfig: engine.readEngineConfig };
+    },
+  },
+  {
+    name: 'geo',
+    commands: geoCommands,
+    load: async () => {
+      const geo = await import('@keel/geo');
+      return { definition: geo.geoService, readConfig: geo.readGeoConfig };
+    },
+  },
+];
 
-/** The services named on the command line (all when none), or an error naming the unknown one. */
-export function selectServices(names: readonly string[]): ServiceDefinition[] {
-  if (names.length === 0) return [...SERVICES];
-  return names.map((name) => {
-    const service = SERVICES.find((s) => s.name === name);
-    if (!service) throw new UsageError(`unknown service "${name}" (known: ${SERVICES.map((s) => s.name).join(', ')})`);
-    return service;
-  });
-}
-
-/** Commands the services contribute (`keel geo …`, `keel import …`). */
-export function serviceCommands(): CliCommand[] {
-  return SERVICES.flatMap((service) => service.commands ?? []);
-}
-
-const CONFIG_READERS: Record<string, (env: Env) => unknown> = {
-  guard: readGuardConfig,
-  engine: readEngineConfig,
-  geo: readGeoConfig,
-};
+/** The names of every service, in start order. */
+export const SERVICE_NAMES: readonly string[] = SERVICES.map((s) => s.name);
 
 /**
- * Reads every named service's configuration before anything starts, and throws one ConfigError listing every
- * bad variable of every service (each shared variable once).
+ * The services named on the command line (all when none), loaded; a UsageError naming the first unknown one before
+ * any service is loaded.
  */
-export function checkConfigurations(services: readonly ServiceDefinition[], env: Env): void {
-  const problems = new Set<string>();
-  for (const service of services) {
-    try {
-      CONFIG_READERS[service.name]?.(env);
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      for (const line of error.message.split('\n').slice(1)) problems.add(line.replace(/^\s*-\s*/, ''));
-    }
-  }
-  if (problems.size > 0) throw new ConfigError(`Invalid configuration:\n  - ${[...problems].join('\n  - ')}`);
+export async function selectServices(names: readonly string[]): Promise<LoadedService[]> {
+  const selected =
+    names.length === 0
+      ? [...SERVICES]
+      : names.map((name) => {
+          const service = SERVICES.find((s) => s.name === name);
+          if (!service) throw new UsageError(`unknown service "${name}" (known: ${SERVICE_NAMES.join(', ')})`);
+          return service;
+        });
+  return Promise.all(selected.map((service) => service.load()));
+}
+
+/** Commands the services contribute (`keel geo …`, `keel import …`), without loading any service. */
+export function serviceCommands(): CliCommand[] {
+  return SERVICES.flatMap((service) => service.commands);
 }

@@ -6,7 +6,6 @@ import {
   createGroupCommit,
   createSecretBox,
   createServiceReadiness,
-  migrateToLatest,
   type OpenApiPart,
   type OperationExamples,
   type Readiness,
@@ -20,7 +19,6 @@ import { registerProductRoutes } from './catalog/product-routes.ts';
 import { createCatalogSearch } from './catalog/search/index.ts';
 import type { EngineConfig } from './config.ts';
 import type { EngineContext } from './context.ts';
-import { engineMigrations } from './db/migrations/index.ts';
 import type { EngineDb } from './db/schema.ts';
 import { installMerchantAuth, rateLimitKey } from './http/merchant-auth.ts';
 import { installPaymentDataGuard } from './http/payment-data-guard.ts';
@@ -71,10 +69,7 @@ export interface EngineApps {
   close(): Promise<void>;
 }
 
-/** Applies the engine's migrations. */
-export async function prepareEngineDatabase(db: Kysely<EngineDb>): Promise<string[]> {
-  return migrateToLatest(db, engineMigrations);
-}
+export { prepareEngineDatabase } from './db/open.ts';
 
 const AUTH = `**Authentication.** Catalog routes need a merchant key: \`Authorization: Bearer <key>\`, \`x-api-key\` or \`X-Catalog-API-Key\`.
 Scopes: \`merchant\` (all its stores), \`store\` (one store), \`merchant_network\` (the merchant and its direct sub-merchants),

@@ -1,7 +1,6 @@
 import {
   type CoreConfig,
   createOutboxWorker,
-  defaultDatabaseUrl,
   type Env,
   loadSecretKey,
   type OutboxWorker,
@@ -10,30 +9,14 @@ import {
   type RunningService,
   type ServiceDefinition,
 } from '@keel/core';
-import { buildEngineApps, prepareEngineDatabase } from './app.ts';
-import { engineCommand } from './cli/engine-command.ts';
-import { importCommand } from './cli/import-command.ts';
-import { type EngineConfig, readEngineConfig } from './config.ts';
+import { buildEngineApps } from './app.ts';
+import { engineCommands } from './cli/commands.ts';
+import { readEngineConfig } from './config.ts';
+import { engineDatabaseUrl, openEngineDatabase, prepareEngineDatabase } from './db/open.ts';
 import type { EngineDb } from './db/schema.ts';
 import { createExecutionWorker, type ExecutionWorker } from './executions/execution-worker.ts';
 import { ensureFirstRealm } from './identity/identity-service.ts';
 import { loadTokenSigningKey } from './identity/tokens.ts';
-
-export function engineDatabaseUrl(core: CoreConfig): string {
-  return core.databaseUrl ?? defaultDatabaseUrl(core.dataDir, 'engine');
-}
-
-/** Opens the engine's database (schema `engine` on PostgreSQL) and applies pending migrations. */
-export async function openEngineDatabase(config: EngineConfig) {
-  const database = await openDatabase<EngineDb>({ url: engineDatabaseUrl(config.core), schema: 'engine' });
-  try {
-    await prepareEngineDatabase(database.db);
-  } catch (error) {
-    await database.close();
-    throw error;
-  }
-  return database;
-}
 
 function urlOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -148,5 +131,5 @@ export const engineService: ServiceDefinition = {
     'Merchant catalog (products, carts, checkouts, orders), catalog webhooks in and out, procurement, public MCP tools',
   start,
   migrate,
-  commands: [engineCommand, importCommand],
+  commands: engineCommands,
 };

@@ -3,10 +3,7 @@ import {
   type Cache,
   compactOpenApi,
   createApp,
-  createSecretBox,
   createServiceReadiness,
-  loadSecretKey,
-  migrateToLatest,
   registerHealthRoutes,
   type SecretBox,
   sha256Hex,
@@ -20,7 +17,7 @@ import { isKnownKeyHash, presentedApiKey } from './auth/geo-auth.ts';
 import type { GeoConfig } from './config.ts';
 import type { GeoContext } from './context.ts';
 import { registerDatasetRoutes } from './datasets/dataset-routes.ts';
-import { geoMigrations } from './db/migrations/index.ts';
+import { geoSecretBox } from './db/open.ts';
 import type { GeoDb } from './db/schema.ts';
 import { registerEventRoutes } from './events/event-routes.ts';
 import { registerExportRoutes } from './exports/export-routes.ts';
@@ -51,15 +48,7 @@ export interface GeoAppOptions {
   startWorker?: boolean;
 }
 
-/** The secret box of a configuration: KEEL_SECRET_KEY, or the key generated into KEEL_DATA_DIR on first use. */
-export function geoSecretBox(config: GeoConfig): SecretBox {
-  return createSecretBox(loadSecretKey({ secretKey: config.core.secretKey, dataDir: config.core.dataDir }).keyHex);
-}
-
-/** Applies geo's migrations. */
-export async function prepareGeoDatabase(db: Kysely<GeoDb>): Promise<string[]> {
-  return migrateToLatest(db, geoMigrations);
-}
+export { geoSecretBox, prepareGeoDatabase } from './db/open.ts';
 
 const DESCRIPTION = `Workspace measurement for generative engine optimization (Document 1): versioned datasets, the target
 graph, pseudonymous privacy requests, exports, an MCP tool endpoint, consent-aware tracking-event ingestion and

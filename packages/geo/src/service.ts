@@ -1,20 +1,16 @@
 import {
   type CoreConfig,
-  defaultDatabaseUrl,
   type Env,
   openCache,
   openDatabase,
   type RunningService,
   type ServiceDefinition,
 } from '@keel/core';
-import { buildGeoApp, prepareGeoDatabase } from './app.ts';
-import { geoCommand } from './cli/geo-command.ts';
+import { buildGeoApp } from './app.ts';
+import { geoCommands } from './cli/commands.ts';
 import { readGeoConfig } from './config.ts';
+import { geoDatabaseUrl, prepareGeoDatabase } from './db/open.ts';
 import type { GeoDb } from './db/schema.ts';
-
-export function geoDatabaseUrl(core: CoreConfig): string {
-  return core.databaseUrl ?? defaultDatabaseUrl(core.dataDir, 'geo');
-}
 
 /** Starts geo: opens and migrates its database, opens the cache, starts the background worker, then listens. */
 async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningService> {
@@ -71,5 +67,5 @@ export const geoService: ServiceDefinition = {
     'Workspace measurement for generative engine optimization: datasets, target graph, privacy, exports, MCP tools, tracking events, shares',
   start,
   migrate,
-  commands: [geoCommand],
+  commands: geoCommands,
 };

@@ -1,13 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Env } from '@keel/core';
-import { createLocalScanner, readGuardConfig } from '@keel/guard';
-import { InputError } from '../errors.ts';
+import { createLocalScanner, readGuardConfig } from '@keel/guard/scanner';
+import { InputError } from '../error-types.ts';
 import { EXIT } from '../exit-codes.ts';
-
-export const DETECT_USAGE = `detect [PATH…] [--json]         scan files or directories (stdin when none) for PII and secrets offline;
-prints path:line:col, block or mask, type, score and the masked value, then a summary line;
-exit code 1 when something would be blocked`;
 
 export interface DetectCommandOptions {
   json: boolean;

@@ -1,9 +1,13 @@
 import { parseArgs } from 'node:util';
-import { ConfigReader, describeServiceDatabase, type Env, type RunningService, readCoreConfig } from '@keel/core';
-import { checkConfigurations, selectServices } from '../services.ts';
-
-export const START_USAGE = `start [SERVICE…]                start services (default: all: guard, engine, geo) on the embedded defaults;
-Ctrl-C stops gracefully`;
+import {
+  ConfigError,
+  ConfigReader,
+  describeServiceDatabase,
+  type Env,
+  type RunningService,
+  readCoreConfig,
+} from '@keel/core';
+import { type LoadedService, selectServices } from '../services.ts';
 
 /**
  * `keel start [service…]`: starts the named services (all by default) in this process, prints their
@@ -11,7 +15,7 @@ Ctrl-C stops gracefully`;
  */
 export async function startCommand(args: string[], env: Env, out: NodeJS.WritableStream): Promise<void> {
   const names = parseArgs({ args, options: {}, allowPositionals: true }).positionals;
-  const services = selectServices(names);
+  const services = await selectServices(names);
   // Every service's configuration is checked before any of them starts (and creates data or prints keys).
   checkConfigurations(services, env);
   const reader = new ConfigReader(env);
@@ -19,7 +23,7 @@ export async function startCommand(args: string[], env: Env, out: NodeJS.Writabl
   reader.done();
   const running: RunningService[] = [];
   try {
-    for (const service of services) running.push(await service.start({ env, core }));
+    for (const service of services) running.push(await service.definition.start({ env, core }));
   } catch (error) {
     await Promise.allSettled(running.map((r) => r.close()));
     throw error;
@@ -48,6 +52,23 @@ export async function startCommand(args: string[], env: Env, out: NodeJS.Writabl
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/**
+ * Reads every named service's configuration before anything starts, and throws one ConfigError listing every
+ * bad variable of every service (each shared variable once).
+ */
+function checkConfigurations(services: readonly LoadedService[], env: Env): void {
+  const problems = new Set<string>();
+  for (const service of services) {
+    try {
+      service.readConfig(env);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      for (const line of error.message.split('\n').slice(1)) problems.add(line.replace(/^\s*-\s*/, ''));
+    }
+  }
+  if (problems.size > 0) throw new ConfigError(`Invalid configuration:\n  - ${[...problems].join('\n  - ')}`);
 }
 
 /** A value as one shell word. */

@@ -1,4 +1,4 @@
-import { createLocalScanner } from '@keel/guard';
+import { createLocalScanner } from '@keel/guard/scanner';
 
 /** Guard's detection settings for anonymous data: guard's own defaults (report from 0.3, mask every detection). */
 const DETECTION = { allowThreshold: 0.3, blockThreshold: 0.85, piiMode: 'MASK', timeoutMs: 250 } as const;

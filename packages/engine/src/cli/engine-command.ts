@@ -13,15 +13,7 @@ import {
 import { createPrincipalCache, KEY_SCOPES, type KeyScope } from '../merchants/principal.ts';
 import { inTransaction, type WriteContext } from '../write.ts';
 import { bootstrapMerchant } from './bootstrap.ts';
-
-const USAGE = `engine bootstrap [--json]        create a merchant, a sub-merchant, stores and one key per scope; print ids and keys
-  engine merchants create --name NAME [--parent MERCHANT_ID] [--json]
-  engine merchants activate|deactivate MERCHANT_ID
-  engine stores create --merchant MERCHANT_ID --name NAME [--json]
-  engine keys create --merchant ID --scope merchant|store|merchant_network|custom [--store ID…] [--name N] [--expires ISO] [--json]
-  engine keys list --merchant ID [--json]
-  engine keys revoke --merchant ID KEY_ID…   revoke the keys not revoked yet
-  engine keys delete --merchant ID KEY_ID…   delete keys, only when every one is revoked`;
+import { ENGINE_USAGE as USAGE } from './usage.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -43,7 +35,7 @@ async function open(io: CommandIo) {
   const config = readEngineConfig(io.env);
   // Said on stderr (stdout stays one JSON object with --json), so a key is never created in an unexpected store.
   io.stderr.write(`keel: engine store: ${describeServiceDatabase(config.core, 'engine')}\n`);
-  const { openEngineDatabase } = await import('../service.ts');
+  const { openEngineDatabase } = await import('../db/open.ts');
   const database = await openEngineDatabase(config);
   const cache = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
   const principals = await createPrincipalCache(database.db, cache.cache);

@@ -11,10 +11,7 @@ import { validatePart } from '../http/validate.ts';
 import { findMerchant } from '../merchants/merchant-store.ts';
 import { createPrincipalCache, type Principal, storesForKey } from '../merchants/principal.ts';
 import { inTransaction, type WriteContext } from '../write.ts';
-
-const USAGE = `import products FILE.(csv|jsonl) --merchant MERCHANT_ID [--store STORE_ID] [--json]
-                               bulk upsert products (by storeId + sku/externalId) through the catalog service;
-                               a progress bar on stderr, a summary of created/updated/rejected rows; exit 1 when any row is rejected`;
+import { IMPORT_USAGE as USAGE } from './usage.ts';
 
 const JSON_COLUMNS = new Set(['metadata', 'otherDetails', 'variants', 'imageUrls']);
 const NUMBER_COLUMNS = new Set(['inventoryQuantity']);
@@ -124,7 +121,7 @@ export const importCommand: CliCommand = {
     const total = fs.statSync(path.resolve(file)).size;
 
     const config = readEngineConfig(io.env);
-    const { openEngineDatabase } = await import('../service.ts');
+    const { openEngineDatabase } = await import('../db/open.ts');
     const database = await openEngineDatabase(config);
     const cache = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
     const summary = { created: 0, updated: 0, rejected: 0, rejections: [] as { line: number; error: string }[] };

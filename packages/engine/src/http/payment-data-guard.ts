@@ -1,4 +1,4 @@
-import { createLocalScanner } from '@keel/guard';
+import { createLocalScanner } from '@keel/guard/scanner';
 import type { FastifyInstance } from 'fastify';
 import { EngineErrors } from '../errors.ts';
 

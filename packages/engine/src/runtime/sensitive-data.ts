@@ -1,4 +1,4 @@
-import { createLocalScanner } from '@keel/guard';
+import { createLocalScanner } from '@keel/guard/scanner';
 import { RuntimeErrors } from './runtime-errors.ts';
 
 /** What chat never accepts, by category (the error names the category and the JSON path, never the value). */

@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CommandIo, ConfigError, describeServiceDatabase, openDatabase } from '@keel/core';
-import { geoSecretBox, prepareGeoDatabase } from '../app.ts';
 import { GEO_PERMISSIONS, type KeyScope } from '../auth/permissions.ts';
 import { readGeoConfig } from '../config.ts';
+import { geoDatabaseUrl, geoSecretBox, prepareGeoDatabase } from '../db/open.ts';
 import type { GeoDb } from '../db/schema.ts';
-import { geoDatabaseUrl } from '../service.ts';
 import {
   bootstrapTenant,
   createTenant,
@@ -12,16 +11,7 @@ import {
   issueApiKey,
   issueSiteToken,
 } from '../tenancy/tenancy-service.ts';
-import { MEASURE_USAGE, runMeasureCommand } from './measure-command.ts';
-
-const USAGE = `keel geo bootstrap [--json] [--name NAME]
-                               new tenant, two workspaces, read/write/signals/admin keys and a site token
-keel geo tenant create --name NAME [--json]
-keel geo workspace create --tenant ID --name NAME [--timezone ZONE] [--json]
-keel geo key create --tenant ID --name NAME --permissions P[,P…] [--workspace ID]… [--expires-in-days N] [--json]
-                               no --workspace: tenant scope; one: workspace scope; several: a custom set
-keel geo site-token create --tenant ID --workspace ID [--name NAME] [--json]
-${MEASURE_USAGE}`;
+import { GEO_USAGE as USAGE } from './usage.ts';
 
 class UsageError extends Error {
   override name = 'UsageError';
@@ -33,7 +23,8 @@ function print(io: CommandIo, json: boolean, value: Record<string, unknown>, hum
 
 async function run(args: string[], io: CommandIo): Promise<number> {
   const [noun, verb, ...rest] = args;
-  if (noun === 'run' || noun === 'prompts') return runMeasureCommand(args, io);
+  // The measurement commands build the app; the others need only the database.
+  if (noun === 'run' || noun === 'prompts') return (await import('./measure-command.ts')).runMeasureCommand(args, io);
   const { values } = parseArgs({
     args: noun === 'bootstrap' ? args.slice(1) : rest,
     options: {

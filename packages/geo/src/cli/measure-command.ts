@@ -1,22 +1,15 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type CommandIo, ConfigError, createMemoryCache, openDatabase } from '@keel/core';
-import { buildGeoApp, geoSecretBox, prepareGeoDatabase } from '../app.ts';
+import { buildGeoApp } from '../app.ts';
 import { readGeoConfig } from '../config.ts';
+import { geoDatabaseUrl, geoSecretBox, prepareGeoDatabase } from '../db/open.ts';
 import type { GeoDb } from '../db/schema.ts';
 import { isUuid, normalizeUuid } from '../ids.ts';
 import { claimRunById } from '../measure/measure-worker.ts';
 import { importPrompts, parsePromptCsv } from '../measure/prompt-service.ts';
 import { createRun, executeRun, getRun, type RunProgress } from '../measure/run-service.ts';
-import { geoDatabaseUrl } from '../service.ts';
-
-export const MEASURE_USAGE = `keel geo prompts import --workspace ID [--project ID] --file prompts.csv [--json]
-                               tracked prompts from CSV: a header naming text (or prompt), optional topic, locale,
-                               intent, persona; importing a prompt again updates it
-keel geo run --workspace ID [--project ID] [--engine ID]… [--judge ID] [--samples N] [--seed N] [--resume RUN_ID] [--json]
-                               asks every tracked prompt of every engine (or those named) N times with a progress
-                               bar, then prints the metrics with their 95% intervals; --judge rates subjective impression;
-                               --resume finishes a stopped run`;
+import { MEASURE_USAGE } from './usage.ts';
 
 /** A usage mistake: the CLI prints the message and exits 2. */
 function usage(message: string): never {

@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
-import ExcelJS from 'exceljs';
-import pdfmake from 'pdfmake';
+import type ExcelJS from 'exceljs';
+import type PdfMake from 'pdfmake';
 
 export const EXPORT_FORMATS = ['json', 'csv', 'ndjson', 'xlsx', 'pdf'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -31,15 +31,39 @@ function cellValue(value: string | number | boolean | null): string | number | b
   return typeof value === 'string' ? neutraliseFormula(value) : value;
 }
 
-pdfmake.setFonts({
-  Helvetica: {
-    normal: 'Helvetica',
-    bold: 'Helvetica-Bold',
-    italics: 'Helvetica-Oblique',
-    bolditalics: 'Helvetica-BoldOblique',
-  },
-});
-pdfmake.setUrlAccessPolicy(() => false); // reports never load anything from the network
+/**
+ * exceljs and pdfmake are imported on the first XLSX or PDF export (together they cost about half a second of CPU
+ * to load), so a geo process that never writes one — a `keel geo` command, most test processes — does not pay it.
+ */
+let excel: Promise<typeof ExcelJS> | undefined;
+let pdf: Promise<typeof PdfMake> | undefined;
+
+/** A CommonJS module's exports, which Node's `import()` hands over as `default`. */
+function commonJsExports<T>(module: unknown): T {
+  return (module as { default: T }).default;
+}
+
+function loadExcel() {
+  excel ??= import('exceljs').then((module) => commonJsExports<typeof ExcelJS>(module));
+  return excel;
+}
+
+function loadPdfmake() {
+  pdf ??= import('pdfmake').then((module) => {
+    const pdfmake = commonJsExports<typeof PdfMake>(module);
+    pdfmake.setFonts({
+      Helvetica: {
+        normal: 'Helvetica',
+        bold: 'Helvetica-Bold',
+        italics: 'Helvetica-Oblique',
+        bolditalics: 'Helvetica-BoldOblique',
+      },
+    });
+    pdfmake.setUrlAccessPolicy(() => false); // reports never load anything from the network
+    return pdfmake;
+  });
+  return pdf;
+}
 
 /**
  * Writes rows in one format into `sink`, pulling them from an async iterable page by page, so memory stays flat
@@ -90,6 +114,7 @@ export async function writeExport(
       return count;
     }
     case 'xlsx': {
+      const ExcelJS = await loadExcel();
       const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
         stream: sink,
         useStyles: false,
@@ -115,6 +140,7 @@ export async function writeExport(
         body.push(columns.map((column) => String(row[column] ?? '').slice(0, 200)));
         count++;
       }
+      const pdfmake = await loadPdfmake();
       const doc = pdfmake.createPdf({
         pageOrientation: columns.length > 6 ? 'landscape' : 'portrait',
         pageSize: 'A4',

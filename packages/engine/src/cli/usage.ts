@@ -1,0 +1,14 @@
+// The engine's `keel` usage lines, apart from the commands so that `keel help` reads them without loading the engine.
+
+export const ENGINE_USAGE = `engine bootstrap [--json]        create a merchant, a sub-merchant, stores and one key per scope; print ids and keys
+  engine merchants create --name NAME [--parent MERCHANT_ID] [--json]
+  engine merchants activate|deactivate MERCHANT_ID
+  engine stores create --merchant MERCHANT_ID --name NAME [--json]
+  engine keys create --merchant ID --scope merchant|store|merchant_network|custom [--store ID…] [--name N] [--expires ISO] [--json]
+  engine keys list --merchant ID [--json]
+  engine keys revoke --merchant ID KEY_ID…   revoke the keys not revoked yet
+  engine keys delete --merchant ID KEY_ID…   delete keys, only when every one is revoked`;
+
+export const IMPORT_USAGE = `import products FILE.(csv|jsonl) --merchant MERCHANT_ID [--store STORE_ID] [--json]
+                               bulk upsert products (by storeId + sku/externalId) through the catalog service;
+                               a progress bar on stderr, a summary of created/updated/rejected rows; exit 1 when any row is rejected`;
