@@ -10,6 +10,7 @@ import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
+import { createCatalogFlowTools, createCatalogPort } from '../mcp/catalog-flow-tools.ts';
 import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
 import { registerSessionRoutes } from '../sessions/session-routes.ts';
@@ -71,5 +72,8 @@ export async function registerRuntime(
   registerAnonymousRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
+  // Catalog tools of flows run in-process against the realm's linked merchant; other tools go to the registry.
+  rt.extensions.flowTools = createCatalogFlowTools(engine, rt.extensions.flowTools);
+  rt.extensions.catalog = createCatalogPort(engine);
   return rt;
 }
