@@ -1,6 +1,7 @@
 import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import { registerAnonymousRoutes } from '../anonymous/anonymous-routes.ts';
+import { createCatalogActivityRecorder } from '../anonymous/catalog-events.ts';
 import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
 import { registerFlowDraftRoutes } from '../flows/flow-draft-routes.ts';
@@ -75,5 +76,9 @@ export async function registerRuntime(
   // Catalog tools of flows run in-process against the realm's linked merchant; other tools go to the registry.
   rt.extensions.flowTools = createCatalogFlowTools(engine, rt.extensions.flowTools);
   rt.extensions.catalog = createCatalogPort(engine);
+  // The catalog records anonymous events in the realm its merchant is linked to (after the fact, off the request path).
+  const activity = createCatalogActivityRecorder(rt);
+  engine.catalogActivity = activity;
+  rest.addHook('onClose', () => activity.close());
   return rt;
 }
