@@ -29,7 +29,7 @@ for (const target of testDatabaseTargets()) {
         assert.equal(created.status, 202, JSON.stringify(created.body));
         return created.body.id as string;
       };
-      const limited = [];
+      const limited: string[] = [];
       for (let n = 0; n < 5; n++) limited.push(await queue({ flow_id: flow.id, agent_id: agentId, input: { n } }));
       const free = [
         await queue({ flow_id: flow.id, input: { n: 10 } }),
