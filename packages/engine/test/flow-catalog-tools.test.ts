@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { ToolCall } from '../src/flows/index.ts';
 import { bootstrapRealm } from '../src/identity/identity-service.ts';
 import { linkRealm, realmLink, unlinkRealm } from '../src/merchants/realm-link-service.ts';
 import { publishedFlow } from './execution-helper.ts';
@@ -28,6 +29,23 @@ function runtimeCall(engine: EngineUnderTest, token: string) {
         ...(options.body !== undefined ? { body: options.body } : {}),
       }),
   };
+}
+
+/** A flow step's call into the invoker (`scope` of the realm, the call with `overrides`). */
+function stepCall(realmId: string, overrides: Partial<ToolCall> & Pick<ToolCall, 'tool' | 'arguments'>) {
+  const scope = { executionId: 'e1', realmId, agentId: null, approvalGated: new Set<string>() };
+  const call: ToolCall = {
+    executionId: 'e1',
+    stepKey: `root/${overrides.tool}#1`,
+    nodeId: overrides.tool,
+    signal: new AbortController().signal,
+    depth: 0,
+    effect: 'read',
+    idempotencyKey: `k-${Math.random().toString(36).slice(2)}`,
+    compensating: false,
+    ...overrides,
+  };
+  return [scope, call] as const;
 }
 
 /** A search → details → cart → checkout handoff flow over the linked merchant's catalog. */
@@ -113,25 +131,13 @@ for (const target of testDatabaseTargets()) {
       const engine = await shared.fresh();
       const store = engine.boot.storeIds[0]!;
       const tools = engine.runtime.extensions.flowTools!;
-      const scope = {
-        executionId: 'e1',
-        realmId: engine.boot.realmId,
-        agentId: null,
-        approvalGated: new Set<string>(),
-      };
-      const call = {
-        executionId: 'e1',
-        stepKey: 'root/cart#1',
-        nodeId: 'cart',
-        signal: new AbortController().signal,
-        depth: 0,
+      const [scope, call] = stepCall(engine.boot.realmId, {
         tool: 'cart_create',
+        effect: 'write',
         // A key in the node's arguments is ignored: the step's key decides.
         arguments: { storeId: store, idempotencyKey: 'chosen-by-the-flow' },
-        effect: 'write' as const,
         idempotencyKey: 'flow_step_key_1',
-        compensating: false,
-      };
+      });
       const first = (await tools.callTool(scope, call)).output as { cart: { id: string } };
       const again = (await tools.callTool(scope, call)).output as {
         cart: { id: string };
@@ -157,40 +163,28 @@ for (const target of testDatabaseTargets()) {
       });
       assert.equal(foreign.status, 201);
       const tools = mine.runtime.extensions.flowTools!;
-      const scope = { executionId: 'e2', realmId: mine.boot.realmId, agentId: null, approvalGated: new Set<string>() };
-      const base = {
-        executionId: 'e2',
-        stepKey: 'root/x#1',
-        nodeId: 'x',
-        signal: new AbortController().signal,
-        depth: 0,
-        idempotencyKey: 'k-cross',
-        compensating: false,
-      };
+      const realm = mine.boot.realmId;
       await assert.rejects(
-        tools.callTool(scope, {
-          ...base,
-          tool: 'catalog_get_product_details',
-          effect: 'read',
-          arguments: { catalogId: foreign.body.catalogId },
-        }),
+        tools.callTool(
+          ...stepCall(realm, { tool: 'catalog_get_product_details', arguments: { catalogId: foreign.body.catalogId } }),
+        ),
         { code: 'CATALOG_PRODUCT_NOT_FOUND', retryable: false },
       );
       await assert.rejects(
-        tools.callTool(scope, {
-          ...base,
-          tool: 'cart_create',
-          effect: 'write',
-          arguments: { storeId: theirs.boot.storeIds[0]! },
-        }),
+        tools.callTool(
+          ...stepCall(realm, {
+            tool: 'cart_create',
+            effect: 'write',
+            arguments: { storeId: theirs.boot.storeIds[0]! },
+          }),
+        ),
         { code: 'CATALOG_STORE_FORBIDDEN' },
       );
-      const search = (await tools.callTool(scope, {
-        ...base,
-        tool: 'catalog_search',
-        effect: 'read',
-        arguments: { query: 'lamp' },
-      })) as { output: { products: unknown[] } };
+      const search = (await tools.callTool(
+        ...stepCall(realm, { tool: 'catalog_search', arguments: { query: 'lamp' } }),
+      )) as {
+        output: { products: unknown[] };
+      };
       assert.deepEqual(search.output.products, []);
       // The runtime's catalog port answers the same way.
       const port = mine.runtime.extensions.catalog!;
@@ -206,19 +200,7 @@ for (const target of testDatabaseTargets()) {
       const engine = await shared.fresh();
       const loose = await bootstrapRealm(engine.db, { realmName: 'Loose realm', username: 'loose-service' });
       const tools = engine.runtime.extensions.flowTools!;
-      const call = {
-        executionId: 'e3',
-        stepKey: 'root/s#1',
-        nodeId: 's',
-        signal: new AbortController().signal,
-        depth: 0,
-        tool: 'catalog_search',
-        effect: 'read' as const,
-        arguments: { query: 'tent' },
-        idempotencyKey: 'k3',
-        compensating: false,
-      };
-      const scope = { executionId: 'e3', realmId: loose.realmId, agentId: null, approvalGated: new Set<string>() };
+      const [scope, call] = stepCall(loose.realmId, { tool: 'catalog_search', arguments: { query: 'tent' } });
       await assert.rejects(tools.callTool(scope, call), { code: 'CATALOG_NOT_LINKED', retryable: false });
       assert.equal(await engine.runtime.extensions.catalog!.search(loose.realmId, 'tent'), undefined);
       // A tool that is not a catalog tool still goes to the registry (none attached: unavailable).
@@ -258,21 +240,22 @@ for (const target of testDatabaseTargets()) {
       await linkRealm(engine.db, { realmId: loose.realmId, merchantId: engine.boot.subMerchantId, createdBy: 'test' });
       assert.equal((await realmLink(engine.db, loose.realmId))?.merchantId, engine.boot.subMerchantId);
       await assert.rejects(
-        tools.callTool(scope, {
-          ...call,
-          tool: 'cart_create',
-          effect: 'write',
-          arguments: { storeId: engine.boot.storeIds[0]! },
-        }),
+        tools.callTool(
+          ...stepCall(loose.realmId, {
+            tool: 'cart_create',
+            effect: 'write',
+            arguments: { storeId: engine.boot.storeIds[0]! },
+          }),
+        ),
         { code: 'CATALOG_STORE_FORBIDDEN' },
       );
-      const cart = await tools.callTool(scope, {
-        ...call,
-        tool: 'cart_create',
-        effect: 'write',
-        arguments: { storeId: engine.boot.subMerchantStoreId },
-        idempotencyKey: 'k3-sub',
-      });
+      const cart = await tools.callTool(
+        ...stepCall(loose.realmId, {
+          tool: 'cart_create',
+          effect: 'write',
+          arguments: { storeId: engine.boot.subMerchantStoreId },
+        }),
+      );
       assert.ok((cart.output as { cart: { id: string } }).cart.id);
       assert.equal(await unlinkRealm(engine.db, loose.realmId), true);
       await assert.rejects(tools.callTool(scope, call), { code: 'CATALOG_NOT_LINKED' });

@@ -73,6 +73,7 @@ export const engineCommand: CliCommand = {
   usage: USAGE,
   async run(args, io) {
     const [area, action, ...rest] = args;
+    if (area === 'flows') return (await import('./flows-command.ts')).runFlowsCommand(action, rest, io);
     const parse = (argv: string[]) =>
       parseArgs({
         args: argv,
