@@ -14,6 +14,8 @@ import {
 const MAX_PENDING = 10_000;
 /** How often pending events are written. */
 const FLUSH_MS = 250;
+/** How long closing waits for the last write. */
+const CLOSE_MS = 2000;
 /** How long a merchant's realm link (or its absence) is reused before it is read again. */
 const LINK_CACHE_MS = 30_000;
 
@@ -166,8 +168,16 @@ export function createCatalogActivityRecorder(rt: RuntimeContext): CatalogActivi
     },
     async close() {
       clearInterval(timer);
-      await flush();
       closed = true;
+      // A last write of what is pending, bounded: a database that is gone must not hold up the shutdown.
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([
+        flush().catch(() => undefined),
+        new Promise<void>((resolve) => {
+          bound = setTimeout(resolve, CLOSE_MS);
+        }),
+      ]);
+      clearTimeout(bound);
     },
   };
 }
