@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   checkIdempotencyKey,
   decodeCursor,
+  type Executor,
   encodeCursor,
   fromJsonColumn,
   type IdempotentResponse,
@@ -10,6 +11,7 @@ import {
 } from '@keel/core';
 import { loadAgent } from '../agents/agent-service.ts';
 import { type AgentSettings, effectiveSettings } from '../agents/agent-settings.ts';
+import type { EngineDb } from '../db/schema.ts';
 import { resolveRunnableVersion } from '../flows/flow-service.ts';
 import {
   type ClientCapabilities,
@@ -27,6 +29,7 @@ import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { inTransaction, runWrite } from '../write.ts';
 import {
+  countLeasedByAgent,
   type ExecutionEventRow,
   type ExecutionRow,
   findExecution,
@@ -34,6 +37,7 @@ import {
   insertExecution,
   listEvents,
   listExecutionRows,
+  lockAgentAdmission,
   updateExecutionIf,
 } from './execution-store.ts';
 import { createExecutionWorker, type ExecutionWorker, hasCompensations } from './execution-worker.ts';
@@ -164,6 +168,7 @@ export async function createExecution(
     key === undefined ? undefined : { scope: `${principal.keyId}|${operation}`, key, payload: input },
     async (trx) => {
       const now = nowIso(rt);
+      if (lease && input.agent_id !== undefined) await admitSync(trx, input.agent_id.toLowerCase(), settings, now);
       const row: ExecutionRow = {
         id: newId(),
         realm_id: realmId,
@@ -189,6 +194,7 @@ export async function createExecution(
         cancel_requested: false,
         attempts: 0,
         max_retries: input.max_retries ?? DEFAULT_MAX_RETRIES,
+        max_concurrency: input.agent_id !== undefined ? settings.max_concurrency : null,
         claims: lease ? 1 : 0,
         run_at: now,
         lease_owner: lease?.owner ?? null,
@@ -217,6 +223,18 @@ export async function createExecution(
   );
   if (!outcome.replayed && !options.runner) wakeWorker(rt);
   return outcome;
+}
+
+/**
+ * A synchronous execute starts at once only while its agent runs fewer than `max_concurrency` executions (live
+ * leases on every instance, counted under the admission lock): beyond, 429 `RUNTIME_CONCURRENCY_LIMIT` with
+ * `Retry-After: 1`, nothing stored. Queued executions wait instead (workers admit them when there is room).
+ */
+async function admitSync(trx: Executor<EngineDb>, agentId: string, settings: AgentSettings, now: string) {
+  await lockAgentAdmission(trx);
+  const running = (await countLeasedByAgent(trx, [agentId], now)).get(agentId) ?? 0;
+  if (running >= settings.max_concurrency)
+    throw Object.assign(RuntimeErrors.concurrency(agentId, running), { headers: { 'retry-after': '1' } });
 }
 
 const inlineRunners = new WeakMap<RuntimeContext, ExecutionWorker>();

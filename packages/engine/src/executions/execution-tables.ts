@@ -23,6 +23,8 @@ export interface FlowExecutionTable {
   cancel_requested: Bool;
   attempts: number;
   max_retries: number;
+  /** The agent's max_concurrency, pinned at creation (migration 0050); null without an agent. */
+  max_concurrency: number | null;
   claims: number;
   run_at: Timestamp;
   lease_owner: string | null;

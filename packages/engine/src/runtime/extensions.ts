@@ -1,4 +1,6 @@
 import type { AgentRuntime } from '../agents/agent-service.ts';
+import type { ProductView } from '../catalog/product-schemas.ts';
+import type { DetailsQuery } from '../catalog/product-service.ts';
 import type { FlowToolInvoker } from '../executions/execution-port.ts';
 import type { RuntimePrincipal } from '../identity/roles.ts';
 import type { ChatTurn } from '../providers/model-clients.ts';
@@ -53,6 +55,20 @@ export interface ToolServerRegistry {
 }
 
 /**
+ * The catalog of the merchant linked to a realm (`keel engine realms link`), in-process, for chat paths: active products
+ * by text (best match first, `limit` 1–50, default 10) and one product by catalogId, productId, sku or externalId.
+ * Both answer undefined when the realm has no linked (active) merchant; `details` also when nothing matches.
+ */
+export interface CatalogPort {
+  search(
+    realmId: string,
+    query: string,
+    options?: { limit?: number | undefined; storeId?: string | undefined },
+  ): Promise<ProductView[] | undefined>;
+  details(realmId: string, ref: DetailsQuery): Promise<ProductView | undefined>;
+}
+
+/**
  * Where later issues plug into the runtime. With nothing registered, a flow id or tool-server id is unknown
  * (404, fail closed) and every turn is a direct agent answer.
  */
@@ -61,6 +77,8 @@ export interface RuntimeExtensions {
   toolServers?: ToolServerRegistry | undefined;
   /** Tool and resource calls of flow executions (the tool-server registry plugs in here; none: tools fail closed). */
   flowTools?: FlowToolInvoker | undefined;
+  /** The linked merchant's catalog (search, details); registered with the runtime. */
+  catalog?: CatalogPort | undefined;
   /**
    * The durable-execution worker of this process: woken when an execution is queued or continued, and running a
    * synchronous execute in the requesting process (`runOne`).

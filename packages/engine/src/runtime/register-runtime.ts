@@ -1,6 +1,7 @@
 import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import { registerAnonymousRoutes } from '../anonymous/anonymous-routes.ts';
+import { createCatalogActivityRecorder } from '../anonymous/catalog-events.ts';
 import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
 import { registerFlowDraftRoutes } from '../flows/flow-draft-routes.ts';
@@ -10,6 +11,7 @@ import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
+import { createCatalogFlowTools, createCatalogPort } from '../mcp/catalog-flow-tools.ts';
 import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
 import { registerSessionRoutes } from '../sessions/session-routes.ts';
@@ -71,5 +73,12 @@ export async function registerRuntime(
   registerAnonymousRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
+  // Catalog tools of flows run in-process against the realm's linked merchant; other tools go to the registry.
+  rt.extensions.flowTools = createCatalogFlowTools(engine, rt.extensions.flowTools);
+  rt.extensions.catalog = createCatalogPort(engine);
+  // The catalog records anonymous events in the realm its merchant is linked to (after the fact, off the request path).
+  const activity = createCatalogActivityRecorder(rt);
+  engine.catalogActivity = activity;
+  rest.addHook('onClose', () => activity.close());
   return rt;
 }

@@ -57,14 +57,19 @@ export interface OutboundEvent {
 export interface EventSink {
   emit(event: OutboundEvent): void;
   flush(trx: Executor<EngineDb>): Promise<number>;
+  /** Every event emitted on this sink (flushed or not), in order. */
+  emitted(): readonly OutboundEvent[];
 }
 
 export function createEventSink(): EventSink {
   let events: OutboundEvent[] = [];
+  const all: OutboundEvent[] = [];
   return {
     emit(event) {
       events.push(event);
+      all.push(event);
     },
+    emitted: () => all,
     async flush(trx) {
       if (events.length === 0) return 0;
       const pending = events;
