@@ -294,15 +294,27 @@ export function isHexCode(c: number): boolean {
 }
 
 /**
- * Context words with their polarity (+1 confirms a type, -1 says the match is something else), keyed by hashWord.
- * Built only by lexicon(), which also enters its words in WORD_FILTER (the lookups below consult the filter first).
+ * Context words with their polarity (+1 confirms a type, -1 says the match is something else), keyed by hashWord:
+ * an open-addressing table of the word hashes (a slot whose polarity is 0 is empty), probed linearly. Built only
+ * by lexicon(), which also enters its words in WORD_FILTER (the lookups below consult the filter first).
  */
-export type Lexicon = ReadonlyMap<number, number> & { readonly [LEXICON]: true };
-declare const LEXICON: unique symbol;
+export interface Lexicon {
+  readonly hashes: Int32Array;
+  readonly polarities: Int8Array;
+  readonly mask: number;
+}
+
+/** The slot where the probe for hash h starts (Fibonacci hashing spreads nearby hashes apart). */
+function slotOf(h: number, mask: number): number {
+  return (Math.imul(h, 0x9e3779b1) >>> 16) & mask;
+}
 
 /** The polarity of hash h in lex, or undefined; one filter load for the words of no lexicon. */
 function lookup(lex: Lexicon, h: number): number | undefined {
-  return WORD_FILTER[h & 0xffff] === 1 ? lex.get(h) : undefined;
+  if (WORD_FILTER[h & 0xffff] === 0) return undefined;
+  const { hashes, polarities, mask } = lex;
+  for (let k = slotOf(h, mask); polarities[k] !== 0; k = (k + 1) & mask) if (hashes[k] === h) return polarities[k];
+  return undefined;
 }
 
 /** Builds a lexicon; a word in both lists counts as positive. */
@@ -310,8 +322,17 @@ export function lexicon(positive: readonly string[], negative: readonly string[]
   const m = new Map<number, number>();
   for (const w of negative) m.set(hashWord(w), -1);
   for (const w of positive) m.set(hashWord(w), 1);
-  for (const h of m.keys()) WORD_FILTER[h & 0xffff] = 1;
-  return m as unknown as Lexicon;
+  let size = 8;
+  while (size < m.size * 4) size *= 2;
+  const lex: Lexicon = { hashes: new Int32Array(size), polarities: new Int8Array(size), mask: size - 1 };
+  for (const [h, polarity] of m) {
+    WORD_FILTER[h & 0xffff] = 1;
+    let k = slotOf(h, lex.mask);
+    while (lex.polarities[k] !== 0) k = (k + 1) & lex.mask;
+    lex.hashes[k] = h;
+    lex.polarities[k] = polarity;
+  }
+  return lex;
 }
 
 function isContextWordCode(c: number): boolean {
