@@ -259,11 +259,23 @@ function readValue(t: string, k: number): boolean {
 
 const AUTH_SCHEMES = ['bearer', 'basic', 'token', 'bot', 'digest', 'apikey', 'api-token', 'api-key', 'sso-key'];
 
+/**
+ * True when the lower-case ASCII `word` is at `k` in t as `toLowerCase` would compare it, in place: A-Z fold to
+ * a-z, and the Kelvin sign (U+212A) to `k`, the one other code unit that lower-cases to ASCII.
+ */
+function foldedWordAt(t: string, k: number, word: string): boolean {
+  for (let m = 0; m < word.length; m++) {
+    const c = t.charCodeAt(k + m);
+    const lower = c >= 65 && c <= 90 ? c + 32 : c === 0x212a ? 107 : c;
+    if (lower !== word.charCodeAt(m)) return false;
+  }
+  return true;
+}
+
 /** Length of an HTTP auth scheme word (with its blank) at the start of a value, or 0. */
 function authSchemeLength(t: string, start: number, end: number): number {
   for (const s of AUTH_SCHEMES) {
-    if (end - start < s.length) continue;
-    if (t.slice(start, start + s.length).toLowerCase() !== s) continue;
+    if (end - start < s.length || !foldedWordAt(t, start, s)) continue;
     const after = start + s.length;
     if (after === end) return s.length; // unquoted: the credential is the next word
     if (t.charCodeAt(after) === 32) return s.length + 1;
