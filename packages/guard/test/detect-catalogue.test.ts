@@ -352,6 +352,8 @@ describe('vendor secret catalogue', () => {
       ['SUMOLOGIC_ACCESS_KEY=', draw(LOWER_ALNUM, 64, 218)],
       ['twilio_auth_token:', draw(HEX, 32, 219)],
       ['airtable_api_key =', `"key${draw(LOWER_ALNUM, 14, 220)}"`],
+      ['TELEGRAM_BOT_TOKEN=', `${draw(DIGITS, 6, 221)}:${draw(B64URL, 35, 222)}`],
+      ['"telegramToken" =>', `"${draw(DIGITS, 12, 223)}:${draw(B64URL, 35, 224)}"`],
     ];
     for (const [key, value] of cases) {
       const bare = value.replaceAll('"', '');
@@ -364,6 +366,7 @@ describe('vendor secret catalogue', () => {
       'mailchimp_api_key = "abc-us14"',
       `DATADOG_API_KEY=${'ab'.repeat(16)}`,
       'DRONE_TOKEN = "my-drone-token"',
+      `TELEGRAM_BOT_TOKEN=${draw(DIGITS, 4, 225)}:${draw(B64URL, 35, 226)}`,
       `SONAR_TOKEN=${draw(LOWER_ALNUM, 40, 230)}`,
       'airtable_api_key = "my-airtable-key"',
     ]) {

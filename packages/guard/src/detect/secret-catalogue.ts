@@ -679,8 +679,9 @@ export interface KeyedFormat {
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 
 export const KEYED_FORMATS: readonly KeyedFormat[] = Object.freeze([
-  // Telegram bot tokens: the bot's numeric id, a colon, 35 base64url characters.
-  { vendor: 'Telegram', words: ['telegram'], value: /^\d{8,10}:[A-Za-z0-9_-]{35}$/ },
+  // Telegram bot tokens: the bot's numeric id (the Bot API's own example has 6 digits; ids may take up to 52 bits,
+  // 16 digits), a colon, 35 base64url characters.
+  { vendor: 'Telegram', words: ['telegram'], value: /^\d{5,16}:[A-Za-z0-9_-]{35}$/ },
   // Mailchimp API keys: 32 hex digits and the data-center suffix.
   { vendor: 'Mailchimp', words: ['mailchimp'], value: /^[0-9a-f]{32}-us\d{1,2}$/ },
   // Datadog API keys (32 hex) and application keys (40).
