@@ -357,8 +357,6 @@ export const SECRET_FORMATS: readonly SecretFormat[] = Object.freeze([
     prefixes: ['FLWSECK-', 'FLWSECK_TEST-'],
     body: /[A-Za-z0-9]{32}-X(?![A-Za-z0-9])/,
   },
-  // Frame.io developer tokens.
-  { type: 'GENERIC_PASSWORD', vendor: 'Frame.io', prefixes: ['fio-u-'], body: /[A-Za-z0-9_=-]{64}(?![A-Za-z0-9_=-])/ },
   // NuGet API keys: oy2 + 43 lower-case alphanumerics.
   { type: 'GENERIC_PASSWORD', vendor: 'NuGet', prefixes: ['oy2'], body: /[a-z0-9]{43}(?![A-Za-z0-9])/ },
   // Google OAuth 2.0 access tokens.
@@ -395,14 +393,6 @@ export const SECRET_FORMATS: readonly SecretFormat[] = Object.freeze([
     vendor: '42 intra',
     prefixes: ['s-s4t2ud-', 's-s4t2af-'],
     body: /[a-f0-9]{64}(?![A-Za-z0-9])/,
-  },
-  // Octopus Deploy API keys: API- + random upper-case alphanumerics, digits and letters past F among them (API-GUEST
-  // is the guest key; a page slug's API-<hex id> is no key).
-  {
-    type: 'GENERIC_PASSWORD',
-    vendor: 'Octopus Deploy',
-    prefixes: ['API-'],
-    body: /(?=[A-Z]*[0-9])(?=[A-F0-9]*[G-Z])[A-Z0-9]{26,32}(?![A-Za-z0-9])/,
   },
   // Contentful personal access tokens.
   { type: 'GENERIC_PASSWORD', vendor: 'Contentful', prefixes: ['CFPAT-'], body: /[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/ },
@@ -767,6 +757,8 @@ export const KEYED_FORMATS: readonly KeyedFormat[] = Object.freeze([
     value: /^[A-Za-z0-9]{64}$/,
     exclusive: false,
   },
+  // Octopus Deploy API keys: API- + upper-case alphanumerics (a prefix too common in prose to scan for unnamed).
+  { vendor: 'Octopus Deploy', words: ['octopus'], value: /^API-[A-Z0-9]{25,32}$/, exclusive: false },
   // Twilio auth tokens: 32 hex.
   { vendor: 'Twilio', words: ['twilio'], value: /^[a-f0-9]{32}$/, exclusive: false },
 ] satisfies KeyedFormat[]);
