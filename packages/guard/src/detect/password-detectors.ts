@@ -666,11 +666,12 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
     if (t.charCodeAt(close) !== 60) return ASSIGNMENT_REJECTED;
   }
   // A key that names a vendor with a fixed token format (telegram_bot_token, DATADOG_API_KEY): the value is reported
-  // when it fits the format (hex included), and a value outside it is not the vendor's token.
-  const keyed = keyedFormatFor(keyName);
+  // when it fits the format (hex included), and a value outside it is not the vendor's token. A password key
+  // (JIRA_PASSWORD, twitter_pass) holds the account's password, not the vendor's token: it stays a password.
+  const keyed = kind === PASSWORD ? undefined : keyedFormatFor(keyName);
   if (keyed && !knownSecretPrefixAt(t, start)) {
-    if (!emitKeyedValue(st, keyed, start, end)) return ASSIGNMENT_REJECTED;
-    return quoted ? end + 1 : end;
+    if (emitKeyedValue(st, keyed, start, end)) return quoted ? end + 1 : end;
+    if (keyed.exclusive !== false) return ASSIGNMENT_REJECTED;
   }
   // A request header (curl -H "Authorization: …", "X-Api-Key: …") or an auth scheme: the value is a credential.
   const credential = scheme > 0 || inHeaderArgument(t, ks);
