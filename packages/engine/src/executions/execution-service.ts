@@ -48,6 +48,8 @@ export interface ExecutionInput {
   input?: Record<string, unknown> | undefined;
   compensate_on_failure?: boolean | undefined;
   max_retries?: number | undefined;
+  /** The chat session the execution belongs to (chat and execute through flows). */
+  session_id?: string | undefined;
 }
 
 type Wait = { kind: string; wait_id: string; node_id: string; approval_id?: string; event?: string } & Record<
@@ -136,7 +138,13 @@ export async function createExecution(
   principal: RuntimePrincipal,
   input: ExecutionInput,
   idempotencyKey: unknown,
-  options: { operation?: string; runner?: SyncRunner } = {},
+  options: {
+    operation?: string;
+    runner?: SyncRunner;
+    /** The idempotency payload (default: `input`) and the answer's body (default: the execution view). */
+    payload?: unknown;
+    respond?: (view: ReturnType<typeof toExecutionView>) => unknown;
+  } = {},
 ): Promise<IdempotentResponse<unknown>> {
   const realmId = requirePermission(principal, 'runtime:run');
   const key = checkIdempotencyKey(idempotencyKey, false);
@@ -161,7 +169,9 @@ export async function createExecution(
   const operation = options.operation ?? 'POST /api/v1/runtime/executions';
   const outcome = await runWrite(
     rt.engine,
-    key === undefined ? undefined : { scope: `${principal.keyId}|${operation}`, key, payload: input },
+    key === undefined
+      ? undefined
+      : { scope: `${principal.keyId}|${operation}`, key, payload: options.payload ?? input },
     async (trx) => {
       const now = nowIso(rt);
       const row: ExecutionRow = {
@@ -170,7 +180,7 @@ export async function createExecution(
         flow_id: input.flow_id.toLowerCase(),
         flow_version: version,
         agent_id: input.agent_id?.toLowerCase() ?? null,
-        session_id: null,
+        session_id: input.session_id ?? null,
         state: lease ? 'running' : 'queued',
         input: JSON.stringify(executionInput),
         settings: JSON.stringify(settings),
@@ -212,7 +222,8 @@ export async function createExecution(
         }),
         created_at: now,
       });
-      return { statusCode: 202, body: toExecutionView(row) };
+      const view = toExecutionView(row);
+      return { statusCode: 202, body: options.respond ? options.respond(view) : view };
     },
   );
   if (!outcome.replayed && !options.runner) wakeWorker(rt);
@@ -256,6 +267,21 @@ export async function executeFlow(
   const id = (created.body as { id: string }).id;
   if (!created.replayed && !(await runner.runOne(id))) wakeWorker(rt);
   return { statusCode: 200, body: await getExecution(rt, principal, id), replayed: created.replayed };
+}
+
+/** The normalized action an execution answers with: its stored action, else an ERROR (cancelled, compensated). */
+export function executionAction(view: {
+  state: string;
+  action: Record<string, unknown> | null;
+  error: { code: string; message: string } | null;
+}): NormalizedAction {
+  if (view.action) return view.action as unknown as NormalizedAction;
+  return {
+    type: 'ERROR',
+    content: view.error?.message ?? `The flow stopped (${view.state})`,
+    data: { code: view.error?.code ?? 'FLOW_FAILED', retryable: view.state === 'retryable_failure' },
+    metadata: {},
+  };
 }
 
 export async function listExecutions(

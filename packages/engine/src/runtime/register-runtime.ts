@@ -3,6 +3,7 @@ import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import { registerAnonymousRoutes } from '../anonymous/anonymous-routes.ts';
 import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
+import { createFlowChatEngine } from '../flows/flow-chat-service.ts';
 import { registerFlowDraftRoutes } from '../flows/flow-draft-routes.ts';
 import { registerFlowPromotionRoutes } from '../flows/flow-promotion-routes.ts';
 import { registerFlowRoutes } from '../flows/flow-routes.ts';
@@ -55,6 +56,7 @@ export async function registerRuntime(
   options: RuntimeContextOptions,
 ): Promise<RuntimeContext> {
   const rt = await createRuntimeContext(engine, options);
+  rt.extensions.flows = createFlowChatEngine(rt);
   addRuntimeSchemas(rest);
   installRuntimeAuth(rest, rt.principals);
   registerIdentityRoutes(rest, rt);
