@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   checkIdempotencyKey,
   decodeCursor,
+  type Executor,
   encodeCursor,
   fromJsonColumn,
   type IdempotentResponse,
@@ -10,6 +11,7 @@ import {
 } from '@keel/core';
 import { loadAgent } from '../agents/agent-service.ts';
 import { type AgentSettings, effectiveSettings } from '../agents/agent-settings.ts';
+import type { EngineDb } from '../db/schema.ts';
 import { resolveRunnableVersion } from '../flows/flow-service.ts';
 import {
   type ClientCapabilities,
@@ -125,8 +127,92 @@ async function requireExecution(rt: RuntimeContext, realmId: string, id: string)
   return row;
 }
 
-function wakeWorker(rt: RuntimeContext): void {
+export function wakeWorker(rt: RuntimeContext): void {
   rt.extensions.executions?.wake();
+}
+
+/** An execution about to be stored: its row for a creation time, and the write that stores it. */
+export interface PreparedExecution {
+  row(now: string, extra?: { createdBy?: string; lease?: { owner: string; until: string } }): ExecutionRow;
+}
+
+/**
+ * Resolves and checks what an execution of a flow pins: the active version (or a given published `version`), the
+ * input against the flow's input contract, the agent's settings and active prompt version — so later changes never
+ * alter a run in progress. Throws the 4xx of a flow that cannot run, an invalid input or an unknown agent.
+ */
+export async function prepareExecution(
+  rt: RuntimeContext,
+  realmId: string,
+  createdBy: string,
+  input: ExecutionInput,
+): Promise<PreparedExecution> {
+  const { version, plan } = await resolveRunnableVersion(rt, realmId, input.flow_id, input.version);
+  const executionInput = input.input ?? {};
+  checkInput(plan, executionInput);
+  let settings: AgentSettings = effectiveSettings({});
+  let prompt: { id: string; version: number } | null = null;
+  let providerId: string | null = null;
+  if (input.agent_id !== undefined) {
+    const agent = await loadAgent(rt, realmId, input.agent_id);
+    if (!agent) throw RuntimeErrors.notFound('Agent', input.agent_id);
+    settings = agent.settings;
+    providerId = agent.aiProviderId;
+    if (agent.systemPromptId !== null) {
+      const active = await loadActivePrompt(rt, realmId, agent.systemPromptId);
+      if (active) prompt = { id: active.id, version: active.version };
+    }
+  }
+  return {
+    row: (now, extra = {}) => ({
+      id: newId(),
+      realm_id: realmId,
+      flow_id: input.flow_id.toLowerCase(),
+      flow_version: version,
+      agent_id: input.agent_id?.toLowerCase() ?? null,
+      session_id: input.session_id ?? null,
+      state: extra.lease ? 'running' : 'queued',
+      input: JSON.stringify(executionInput),
+      settings: JSON.stringify(settings),
+      pinned: JSON.stringify({
+        flow: { id: input.flow_id.toLowerCase(), version, plan_hash: plan.hash },
+        prompt,
+        provider_id: providerId,
+      }),
+      signals: JSON.stringify({}),
+      wait: null,
+      action: null,
+      error: null,
+      usage: null,
+      compensate: input.compensate_on_failure ?? true,
+      compensation_pending: false,
+      cancel_requested: false,
+      attempts: 0,
+      max_retries: input.max_retries ?? DEFAULT_MAX_RETRIES,
+      claims: extra.lease ? 1 : 0,
+      run_at: now,
+      lease_owner: extra.lease?.owner ?? null,
+      lease_expires_at: extra.lease?.until ?? null,
+      trace_id: randomUUID(),
+      created_by: extra.createdBy ?? createdBy,
+      created_at: now,
+      updated_at: now,
+      started_at: extra.lease ? now : null,
+      finished_at: null,
+    }),
+  };
+}
+
+/** Stores a prepared execution row with its `execution.queued` event (in the caller's transaction). */
+export async function storeExecution(trx: Executor<EngineDb>, row: ExecutionRow, data: Record<string, unknown> = {}) {
+  await insertExecution(trx, row);
+  await insertEvent(trx, {
+    execution_id: row.id,
+    type: 'execution.queued',
+    data: JSON.stringify({ state: row.state, flow_id: row.flow_id, flow_version: row.flow_version, ...data }),
+    created_at: toIsoString(row.created_at),
+  });
+  return toExecutionView(row);
 }
 
 /**
@@ -148,22 +234,7 @@ export async function createExecution(
 ): Promise<IdempotentResponse<unknown>> {
   const realmId = requirePermission(principal, 'runtime:run');
   const key = checkIdempotencyKey(idempotencyKey, false);
-  const { version, plan } = await resolveRunnableVersion(rt, realmId, input.flow_id, input.version);
-  const executionInput = input.input ?? {};
-  checkInput(plan, executionInput);
-  let settings: AgentSettings = effectiveSettings({});
-  let prompt: { id: string; version: number } | null = null;
-  let providerId: string | null = null;
-  if (input.agent_id !== undefined) {
-    const agent = await loadAgent(rt, realmId, input.agent_id);
-    if (!agent) throw RuntimeErrors.notFound('Agent', input.agent_id);
-    settings = agent.settings;
-    providerId = agent.aiProviderId;
-    if (agent.systemPromptId !== null) {
-      const active = await loadActivePrompt(rt, realmId, agent.systemPromptId);
-      if (active) prompt = { id: active.id, version: active.version };
-    }
-  }
+  const prepared = await prepareExecution(rt, realmId, principal.identityId, input);
   // A synchronous execute creates the execution leased to its runner, so no worker takes it before it starts.
   const lease = options.runner?.leaseFor(rt.clock());
   const operation = options.operation ?? 'POST /api/v1/runtime/executions';
@@ -173,56 +244,8 @@ export async function createExecution(
       ? undefined
       : { scope: `${principal.keyId}|${operation}`, key, payload: options.payload ?? input },
     async (trx) => {
-      const now = nowIso(rt);
-      const row: ExecutionRow = {
-        id: newId(),
-        realm_id: realmId,
-        flow_id: input.flow_id.toLowerCase(),
-        flow_version: version,
-        agent_id: input.agent_id?.toLowerCase() ?? null,
-        session_id: input.session_id ?? null,
-        state: lease ? 'running' : 'queued',
-        input: JSON.stringify(executionInput),
-        settings: JSON.stringify(settings),
-        pinned: JSON.stringify({
-          flow: { id: input.flow_id.toLowerCase(), version, plan_hash: plan.hash },
-          prompt,
-          provider_id: providerId,
-        }),
-        signals: JSON.stringify({}),
-        wait: null,
-        action: null,
-        error: null,
-        usage: null,
-        compensate: input.compensate_on_failure ?? true,
-        compensation_pending: false,
-        cancel_requested: false,
-        attempts: 0,
-        max_retries: input.max_retries ?? DEFAULT_MAX_RETRIES,
-        claims: lease ? 1 : 0,
-        run_at: now,
-        lease_owner: lease?.owner ?? null,
-        lease_expires_at: lease?.until ?? null,
-        trace_id: randomUUID(),
-        created_by: principal.identityId,
-        created_at: now,
-        updated_at: now,
-        started_at: lease ? now : null,
-        finished_at: null,
-      };
-      await insertExecution(trx, row);
-      await insertEvent(trx, {
-        execution_id: row.id,
-        type: 'execution.queued',
-        data: JSON.stringify({
-          state: row.state,
-          flow_id: row.flow_id,
-          flow_version: version,
-          ...(lease ? { mode: 'sync' } : {}),
-        }),
-        created_at: now,
-      });
-      const view = toExecutionView(row);
+      const row = prepared.row(nowIso(rt), lease ? { lease } : {});
+      const view = await storeExecution(trx, row, lease ? { mode: 'sync' } : {});
       return { statusCode: 202, body: options.respond ? options.respond(view) : view };
     },
   );

@@ -58,6 +58,19 @@ async function saveContext(rt: RuntimeContext, realmId: string, sessionId: strin
   );
 }
 
+/**
+ * The input a chat turn gives a flow: `{message}`, unless the flow's input contract has no `message` field and
+ * exactly one required field, a string: then the message fills that field (a search flow's `query`). Any other
+ * contract needs its fields from an execution or a tool call (the turn is a 400 naming the missing field).
+ */
+async function chatInput(rt: RuntimeContext, realmId: string, selection: FlowSelection, message: string) {
+  const contract = (await loadPublishedPlan(rt, realmId, selection.flowId, selection.version))?.contract.input;
+  if (!contract || Object.hasOwn(contract.properties, 'message')) return { message };
+  const required = contract.required ?? [];
+  const only = required.length === 1 ? contract.properties[required[0]!] : undefined;
+  return only?.type === 'string' ? { [required[0]!]: message } : { message };
+}
+
 /** The routing diagnostics of a decision as the response shows them. */
 function decisionView(decision: RouteDecision) {
   return {
@@ -256,7 +269,7 @@ async function runSelected(rt: RuntimeContext, selection: FlowSelection, run: Ru
     {
       version: selection.version,
       agent_id: run.agent.id,
-      input: { message: run.message },
+      input: await chatInput(rt, run.realmId, selection, run.message),
       session_id: run.session?.id,
     },
     undefined,
@@ -281,7 +294,7 @@ export function createFlowChatEngine(rt: RuntimeContext): FlowEngine {
     exists: async (realmId, flowId) => (await findFlow(rt.db, realmId, flowId.toLowerCase())) !== undefined,
     select: (run, requested) => selectFlow(rt, run, requested),
     run: (selection, run) => runSelected(rt, selection, run),
-    queue: (selection, run, idempotency) =>
+    queue: async (selection, run, idempotency) =>
       createExecution(
         rt,
         run.principal,
@@ -289,7 +302,7 @@ export function createFlowChatEngine(rt: RuntimeContext): FlowEngine {
           flow_id: selection.flowId,
           version: selection.version,
           agent_id: run.agent.id,
-          input: { message: run.message },
+          input: await chatInput(rt, run.realmId, selection, run.message),
           session_id: run.session?.id,
         },
         idempotency.key,

@@ -8,6 +8,7 @@ import { registerFlowDraftRoutes } from '../flows/flow-draft-routes.ts';
 import { registerFlowPromotionRoutes } from '../flows/flow-promotion-routes.ts';
 import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
+import { registerFlowTriggerRoutes } from '../flows/flow-trigger-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
@@ -69,6 +70,7 @@ export async function registerRuntime(
   registerFlowPromotionRoutes(rest, rt);
   registerFlowRoutingRoutes(rest, rt);
   registerFlowDraftRoutes(rest, rt);
+  registerFlowTriggerRoutes(rest, rt);
   registerExecutionRoutes(rest, rt);
   registerAnonymousRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
