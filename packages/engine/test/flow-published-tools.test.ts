@@ -1,44 +1,12 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { describe, type TestContext, test } from 'node:test';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { publishedFlow } from './execution-helper.ts';
+import { call, connect, mcpUrl, realmHeaders } from './mcp-client-helper.ts';
 import { type Realm, type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
 
-const listening = new WeakMap<object, string>();
-async function mcpUrl(engine: RuntimeUnderTest): Promise<string> {
-  const known = listening.get(engine.mcp);
-  if (known) return known;
-  await engine.mcp.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(engine.mcp.server.address() as AddressInfo).port}/mcp`;
-  listening.set(engine.mcp, url);
-  return url;
-}
-
-async function connect(t: TestContext, engine: RuntimeUnderTest, realm: Realm): Promise<Client> {
-  const client = new Client({ name: 'flow-tools-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(await mcpUrl(engine)), {
-      requestInit: {
-        headers: {
-          'x-engine-realm-id': realm.realmId,
-          'x-engine-access-key': realm.accessKey,
-          'x-engine-secret-key': realm.secretKey,
-        },
-      },
-    }),
-  );
-  t.after(() => client.close());
-  return client;
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    structuredContent?: any;
-    content: { text: string }[];
-  };
-  return { isError: result.isError === true, data: result.structuredContent ?? JSON.parse(result.content[0]!.text) };
+async function connectRealm(t: TestContext, engine: RuntimeUnderTest, realm: Realm): Promise<Client> {
+  return connect(t, await mcpUrl(engine), realmHeaders(realm));
 }
 
 const flowTools = async (client: Client) =>
@@ -80,7 +48,7 @@ for (const target of testDatabaseTargets()) {
       await publishedFlow(engine, engine.a.token, 'Greeter', [
         { id: 'hi', type: 'output', action: 'RESPOND', content: 'Hello!' },
       ]);
-      const client = await connect(t, engine, engine.a);
+      const client = await connectRealm(t, engine, engine.a);
       const listed = await flowTools(client);
       assert.deepEqual(listed.map((tool) => tool.name).sort(), [
         'engine_flow_bulk_quote_arger_v1',
@@ -130,7 +98,7 @@ for (const target of testDatabaseTargets()) {
       assert.equal(unknownSession.data.error.code, 'RUNTIME_NOT_FOUND');
 
       // Another realm lists none of them and cannot call them.
-      const other = await connect(t, engine, engine.b);
+      const other = await connectRealm(t, engine, engine.b);
       assert.deepEqual(await flowTools(other), []);
       await assert.rejects(call(other, tool.name, { sku: 'x', quantity: 1 }), /Unknown tool/);
 
@@ -175,7 +143,7 @@ for (const target of testDatabaseTargets()) {
         },
       });
       assert.equal(updated.status, 200, JSON.stringify(updated.body));
-      const client = await connect(t, engine, engine.a);
+      const client = await connectRealm(t, engine, engine.a);
       assert.deepEqual(
         (await flowTools(client)).map((tool) => tool.name),
         ['engine_flow_greeter_v1'],
