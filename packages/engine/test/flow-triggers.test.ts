@@ -5,6 +5,7 @@ import { createExecutionWorker, type ExecutionWorker } from '../src/executions/e
 import { createTriggerScheduler } from '../src/flows/flow-trigger-scheduler.ts';
 import { fireDueSchedules } from '../src/flows/flow-trigger-service.ts';
 import { publishedFlow } from './execution-helper.ts';
+import { viewerToken } from './flow-routing-helper.ts';
 import { type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
 
 const NODES = [
@@ -95,6 +96,20 @@ for (const target of testDatabaseTargets()) {
         body: { event_id: 'e-1' },
       });
       assert.equal(foreignFire.status, 404);
+
+      // Roles: a viewer reads triggers but cannot create, fire or delete them.
+      const viewer = await viewerToken(engine, engine.a, `trigger-viewer-${Math.random().toString(36).slice(2, 8)}`);
+      assert.equal((await engine.call('GET', triggers(flow.id), { token: viewer })).status, 200);
+      const viewerCalls = [
+        engine.call('POST', triggers(flow.id), { token: viewer, body: { kind: 'event', name: 'No' } }),
+        engine.call('POST', `${triggers(flow.id)}/${created.body.id}/fire`, {
+          token: viewer,
+          body: { event_id: 'v-1' },
+        }),
+        engine.call('DELETE', `${triggers(flow.id)}/${created.body.id}`, { token: viewer }),
+      ];
+      for (const denied of await Promise.all(viewerCalls))
+        assert.equal(denied.status, 403, JSON.stringify(denied.body));
 
       const deleted = await engine.call('DELETE', `${triggers(flow.id)}/${created.body.id}`, { token });
       assert.equal(deleted.status, 204);
