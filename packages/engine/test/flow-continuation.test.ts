@@ -72,6 +72,9 @@ test('product references: ordinal, full name (longest wins), catalog id; missing
   assert.equal(found('more details please'), 'missing');
   assert.equal(found('compare the first and the third'), 'ambiguous');
   assert.equal(found('I would like a refund'), 'none');
+  // A new search is not a detail request.
+  assert.equal(found('show me the blue ones'), 'none');
+  assert.equal(found('what about sandals'), 'none');
   const ambiguous = resolveProductReference('first or Blue Boot', recent);
   assert.equal(ambiguous.kind, 'ambiguous');
   assert.deepEqual(ambiguous.kind === 'ambiguous' ? ambiguous.options.map((p) => p.catalogId) : [], ['sku-1', 'sku-3']);

@@ -130,7 +130,7 @@ const ORDINALS: Record<string, number> = {
   '10th': 10,
 };
 const DETAIL_WORDS =
-  /\b(?:details?|detailed|more about|tell me (?:more )?about|describe|description|specs?|specifications?|info|information|what about|more on|show me the|ingredients|dimensions|materials?)\b/;
+  /\b(?:details?|detailed|more about|tell me (?:more )?about|describe|description|specs?|specifications?|more info|information|more on|ingredients|dimensions|materials?)\b/;
 
 export type ProductReference =
   | { kind: 'found'; product: CatalogProduct; by: 'ordinal' | 'name' | 'catalog_id' }
