@@ -44,6 +44,7 @@ export const EXAMPLE_IDS = {
   proposal: '01a21852-5a66-7b77-9c88-d99eaafbba01',
   routingRule: '01a21852-6b77-7c88-8d99-eaafbbcccb01',
   trace: '4f1d7c2a-9b3e-4e8a-a1c6-0d5b7e9f2a31',
+  trigger: '01a21852-7c88-7d99-8eaa-fbbcccdd0c01',
 } as const;
 
 const E = EXAMPLE_IDS;
@@ -503,6 +504,22 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
       name: 'Gear finder',
     },
   },
+  'GET /api/v1/runtime/flows/{id}/triggers': { ...flow, query: { limit: 20 } },
+  'POST /api/v1/runtime/flows/{id}/triggers': {
+    ...flow,
+    body: {
+      kind: 'event',
+      name: 'Order paid',
+      event: 'order.paid',
+      agent_id: E.agent,
+      input: { query: 'two person tent' },
+    },
+  },
+  'POST /api/v1/runtime/flows/{id}/triggers/{triggerId}/fire': {
+    params: { id: E.flow, triggerId: E.trigger },
+    body: { event_id: 'order-4821-paid', payload: { query: 'sleeping bag' } },
+  },
+  'DELETE /api/v1/runtime/flows/{id}/triggers/{triggerId}': { params: { id: E.flow, triggerId: E.trigger } },
   'GET /api/v1/runtime/executions': { query: { state: 'succeeded', flow_id: E.flow, limit: 20 } },
   'POST /api/v1/runtime/executions': {
     ...idempotent('execution-web-7f3a-0001'),

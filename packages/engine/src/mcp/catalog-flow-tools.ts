@@ -6,7 +6,8 @@ import type { EngineContext } from '../context.ts';
 import type { ExecutionScope, FlowToolInvoker } from '../executions/execution-port.ts';
 import { FlowPortError, type ToolCall } from '../flows/index.ts';
 import { realmCatalogPrincipal } from '../merchants/realm-link-service.ts';
-import type { CatalogPort } from '../runtime/extensions.ts';
+import type { CatalogProduct } from '../flows/flow-continuation.ts';
+import type { CatalogPort, ProductCatalog } from '../runtime/extensions.ts';
 import { catalogTools } from './catalog-mcp.ts';
 import type { Tool } from './mcp-tool-kit.ts';
 
@@ -133,6 +134,45 @@ export function createCatalogPort(ctx: EngineContext): CatalogPort {
         if (error instanceof AppError && error.statusCode === 404) return undefined;
         throw error;
       }
+    },
+  };
+}
+
+/** Catalog searches read this many products before a query's filters narrow them. */
+const FILTERED_SEARCH_WINDOW = 50;
+
+/** A product's value for a query filter: a product field, or a key of its `metadata` or `otherDetails`. */
+function filterValue(product: Record<string, unknown>, key: string): unknown {
+  if (key in product) return product[key];
+  for (const bag of [product.metadata, product.otherDetails])
+    if (bag && typeof bag === 'object' && key in bag) return (bag as Record<string, unknown>)[key];
+  return undefined;
+}
+
+function matches(product: Record<string, unknown>, filters: Record<string, string | number | boolean>): boolean {
+  return Object.entries(filters).every(([key, wanted]) => {
+    const value = filterValue(product, key);
+    return typeof wanted === 'string' && typeof value === 'string'
+      ? value.toLowerCase() === wanted.toLowerCase()
+      : value === wanted;
+  });
+}
+
+/**
+ * Chat continuations' products (`rt.extensions.products`) over the catalog port: a query's text is the catalog's
+ * text search and its filters must equal a product field or a `metadata`/`otherDetails` key (strings without
+ * regard to case); details by catalog id. A realm without a linked merchant finds nothing.
+ */
+export function productCatalog(port: CatalogPort): ProductCatalog {
+  return {
+    async search(realmId, query, limit) {
+      const found = await port.search(realmId, query.text, { limit: FILTERED_SEARCH_WINDOW });
+      return (found ?? [])
+        .filter((product) => matches(product as Record<string, unknown>, query.filters))
+        .slice(0, limit) as CatalogProduct[];
+    },
+    async details(realmId, catalogId) {
+      return (await port.details(realmId, { catalogId })) as CatalogProduct | undefined;
     },
   };
 }

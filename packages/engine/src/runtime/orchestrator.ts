@@ -79,6 +79,21 @@ export interface RunResult {
   created_at: string;
 }
 
+/** The answer of `mode: async`: the durable execution queued for the turn (follow it under /runtime/executions). */
+export interface QueuedRunResult {
+  version: string;
+  execution_id: string;
+  session_id: string | null;
+  trace_id: string;
+  status: 'queued';
+  state: string;
+  agent_id: string;
+  flow_id: string;
+  flow_version: number;
+  routing: Record<string, unknown>;
+  created_at: string;
+}
+
 const SAFE_COLLECTION_TEXT =
   "I can't take card details, security or one-time codes, passwords or full addresses in this chat. Checkout and payment happen on a secure page.";
 
@@ -319,7 +334,7 @@ async function runFlow(rt: RuntimeContext, selection: FlowSelection, run: RunCon
           }
         : null,
       flow: selection,
-      diagnostics: { flow_version: selection.version },
+      diagnostics: { flow_version: selection.version, ...outcome.diagnostics },
     };
   } catch (error) {
     if (!(error instanceof BudgetExceeded)) throw error;
@@ -354,11 +369,10 @@ export async function runTurn(
   principal: RuntimePrincipal,
   request: RunRequest,
   traceId: string,
-): Promise<IdempotentResponse<RunResult>> {
+): Promise<IdempotentResponse<RunResult | QueuedRunResult>> {
   const realmId = requirePermission(principal, 'runtime:run');
   if (request.version !== undefined && request.version !== CONTRACT_VERSION)
     throw RuntimeErrors.unsupportedVersion(JSON.stringify(request.version.slice(0, 40)));
-  if (request.mode === 'async') throw RuntimeErrors.modeUnsupported();
   const last = request.messages.at(-1);
   if (last?.role !== 'user') throw RuntimeErrors.invalid('The last message must have role user');
   request.messages.forEach((turn, index) => {
@@ -368,7 +382,8 @@ export async function runTurn(
   rt.scanner.reject(request.metadata, 'body/metadata', 'conversation');
 
   let claim: IdempotencyClaim | undefined;
-  if (request.idempotencyKey !== undefined) {
+  // mode async: the queued execution and its idempotent answer are one write (the flow engine's queue).
+  if (request.idempotencyKey !== undefined && request.mode !== 'async') {
     // The claim is its own statement: the model call runs outside any transaction, and a run may take minutes.
     const claimed = await claimIdempotencyKey(
       rt.db,
@@ -383,7 +398,7 @@ export async function runTurn(
     claim = claimed.claim;
   }
   try {
-    return { statusCode: 200, body: await execute(rt, principal, realmId, request, traceId, claim), replayed: false };
+    return await execute(rt, principal, realmId, request, traceId, claim);
   } catch (error) {
     await claim?.fail(error);
     throw error;
@@ -397,7 +412,7 @@ async function execute(
   request: RunRequest,
   traceId: string,
   claim: IdempotencyClaim | undefined,
-): Promise<RunResult> {
+): Promise<IdempotentResponse<RunResult | QueuedRunResult>> {
   const started = performance.now();
   const now = rt.clock();
   let sessionRow: Awaited<ReturnType<typeof accessSession>> | undefined;
@@ -462,7 +477,38 @@ async function execute(
       traceId,
     };
     const turnRequest = session ? request : { ...request, messages: request.messages.slice(-1) };
-    const selection = rt.extensions.flows ? await rt.extensions.flows.select(run, requestedFlow) : undefined;
+    const { selection, diagnostics: routed } = rt.extensions.flows
+      ? await rt.extensions.flows.select(run, requestedFlow)
+      : { selection: undefined, diagnostics: {} };
+    if (request.mode === 'async') {
+      if (!selection || selection.continuation) throw RuntimeErrors.modeUnsupported();
+      const routing = {
+        agent_source: agentSource,
+        matched_priority: matchedPriority,
+        flow_source: selection.source,
+        ...routed,
+      };
+      const queued = await rt.extensions.flows!.queue(selection, run, {
+        key: request.idempotencyKey,
+        payload: request.payload,
+        respond: (view) => ({
+          version: CONTRACT_VERSION,
+          execution_id: view.id,
+          session_id: session?.id ?? null,
+          trace_id: view.trace_id,
+          status: 'queued',
+          state: view.state,
+          agent_id: agent.id,
+          flow_id: view.flow_id,
+          flow_version: view.flow_version,
+          routing,
+          created_at: view.created_at,
+        }),
+      });
+      if (session && selection.pin && !queued.replayed)
+        await inTransaction(rt.engine, (trx) => updateSessionRow(trx, session.id, { flow_id: selection.flowId }));
+      return queued as IdempotentResponse<QueuedRunResult>;
+    }
     const outcome = selection ? await runFlow(rt, selection, run) : await answerDirectly(rt, run, turnRequest);
 
     const intended = sanitizeHandoff(outcome.action);
@@ -499,6 +545,7 @@ async function execute(
         flow_source: outcome.flow?.source ?? 'none',
         downgraded_from: action.type !== intended.type ? intended.type : null,
         attempts: budget.attempts,
+        ...routed,
         ...outcome.diagnostics,
         latency_ms: Math.round((performance.now() - started) * 100) / 100,
       },
@@ -574,7 +621,7 @@ async function execute(
       }
       await claim?.complete(trx, 200, result);
     });
-    return result;
+    return { statusCode: 200, body: result, replayed: false };
   } finally {
     budget.dispose();
     const left = (rt.running.get(agent.id) ?? 1) - 1;

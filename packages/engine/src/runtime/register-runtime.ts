@@ -4,14 +4,16 @@ import { registerAnonymousRoutes } from '../anonymous/anonymous-routes.ts';
 import { createCatalogActivityRecorder } from '../anonymous/catalog-events.ts';
 import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
+import { createFlowChatEngine } from '../flows/flow-chat-service.ts';
 import { registerFlowDraftRoutes } from '../flows/flow-draft-routes.ts';
 import { registerFlowPromotionRoutes } from '../flows/flow-promotion-routes.ts';
 import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
+import { registerFlowTriggerRoutes } from '../flows/flow-trigger-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
-import { createCatalogFlowTools, createCatalogPort } from '../mcp/catalog-flow-tools.ts';
+import { createCatalogFlowTools, createCatalogPort, productCatalog } from '../mcp/catalog-flow-tools.ts';
 import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
 import { registerSessionRoutes } from '../sessions/session-routes.ts';
@@ -57,6 +59,7 @@ export async function registerRuntime(
   options: RuntimeContextOptions,
 ): Promise<RuntimeContext> {
   const rt = await createRuntimeContext(engine, options);
+  rt.extensions.flows = createFlowChatEngine(rt);
   addRuntimeSchemas(rest);
   installRuntimeAuth(rest, rt.principals);
   registerIdentityRoutes(rest, rt);
@@ -69,6 +72,7 @@ export async function registerRuntime(
   registerFlowPromotionRoutes(rest, rt);
   registerFlowRoutingRoutes(rest, rt);
   registerFlowDraftRoutes(rest, rt);
+  registerFlowTriggerRoutes(rest, rt);
   registerExecutionRoutes(rest, rt);
   registerAnonymousRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
@@ -76,6 +80,7 @@ export async function registerRuntime(
   // Catalog tools of flows run in-process against the realm's linked merchant; other tools go to the registry.
   rt.extensions.flowTools = createCatalogFlowTools(engine, rt.extensions.flowTools);
   rt.extensions.catalog = createCatalogPort(engine);
+  rt.extensions.products = productCatalog(rt.extensions.catalog);
   // The catalog records anonymous events in the realm its merchant is linked to (after the fact, off the request path).
   const activity = createCatalogActivityRecorder(rt);
   engine.catalogActivity = activity;

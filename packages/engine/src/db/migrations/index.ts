@@ -7,6 +7,7 @@ import * as createExecutionTables from './2026_11_26_0002_create_execution_table
 import * as createToolServerTables from './2026_11_26_0003_create_tool_server_tables.ts';
 import * as createFlowRoutingTables from './2026_11_26_0004_create_flow_routing_tables.ts';
 import * as createAnonymousEventTables from './2026_11_26_0005_create_anonymous_event_tables.ts';
+import * as createFlowChatTables from './2026_11_26_0040_create_flow_chat_tables.ts';
 import * as createRealmMerchantLink from './2026_11_26_0050_create_realm_merchant_link.ts';
 
 /** The engine's migrations, in the order they run (the catalog's, then the runtime's). */
@@ -19,5 +20,6 @@ export const engineMigrations: MigrationSet = {
   '2026_11_26_0003_create_tool_server_tables': createToolServerTables,
   '2026_11_26_0004_create_flow_routing_tables': createFlowRoutingTables,
   '2026_11_26_0005_create_anonymous_event_tables': createAnonymousEventTables,
+  '2026_11_26_0040_create_flow_chat_tables': createFlowChatTables,
   '2026_11_26_0050_create_realm_merchant_link': createRealmMerchantLink,
 };
