@@ -4,6 +4,7 @@
 // latency, credential changes and contract changes.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import { Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
@@ -131,7 +132,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Starts an MCP server on 127.0.0.1 (`http`: streamable HTTP at /mcp; `sse`: GET /sse + POST /messages). */
 export async function startMcpServer(
   t: TestContext | undefined,
-  options: { transport?: 'http' | 'sse'; label?: string; tools?: FakeTool[]; keys?: string[]; port?: number } = {},
+  options: {
+    transport?: 'http' | 'sse';
+    label?: string;
+    tools?: FakeTool[];
+    keys?: string[];
+    port?: number;
+    /** Serve HTTPS with this certificate and require a client certificate issued by `ca` (mTLS). */
+    tls?: { cert: string; key: string; ca: string };
+  } = {},
 ): Promise<FakeServer> {
   const transport = options.transport ?? 'http';
   const server: FakeServer = {
@@ -153,7 +162,7 @@ export async function startMcpServer(
   };
   const streams = new Map<string, { res: http.ServerResponse; deliver: (message: unknown) => void }>();
 
-  const httpServer = http.createServer(async (req, res) => {
+  const handler = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const state = server.state;
     const body = req.method === 'POST' ? await readBody(req) : '';
     if (state.delayMs > 0) await sleep(state.delayMs);
@@ -259,10 +268,14 @@ export async function startMcpServer(
       return;
     }
     res.writeHead(404).end();
-  });
+  };
+  const httpServer = options.tls
+    ? https.createServer({ ...options.tls, requestCert: true, rejectUnauthorized: true }, handler)
+    : http.createServer(handler);
   await new Promise<void>((resolve) => httpServer.listen(options.port ?? 0, '127.0.0.1', resolve));
   const port = (httpServer.address() as AddressInfo).port;
-  server.url = transport === 'sse' ? `http://127.0.0.1:${port}/sse` : `http://127.0.0.1:${port}/mcp`;
+  const origin = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  server.url = transport === 'sse' ? `${origin}/sse` : `${origin}/mcp`;
   server.close = () =>
     new Promise<void>((resolve) => {
       for (const stream of streams.values()) stream.res.end();

@@ -78,6 +78,40 @@ export function checkEgress(raw: string, allowed: readonly string[], allowPrivat
   return url;
 }
 
+/** An mTLS credential: client certificate and key in PEM, and optionally the CA(s) trusted for the server instead of the system roots. */
+export interface MtlsCredential {
+  cert: string;
+  key: string;
+  ca?: string;
+}
+
+const PEM_BLOCK = /-----BEGIN [A-Z0-9 ]+-----[\s\S]+?-----END [A-Z0-9 ]+-----/;
+
+/** Reads an mTLS credential; a malformed one is an authentication failure whose message shows no part of it. */
+export function parseMtlsCredential(secret: string): MtlsCredential {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(secret);
+  } catch {
+    parsed = undefined;
+  }
+  const pair = parsed as Partial<Record<keyof MtlsCredential, unknown>> | undefined;
+  const pem = (value: unknown) => typeof value === 'string' && PEM_BLOCK.test(value);
+  if (
+    !pair ||
+    typeof pair !== 'object' ||
+    !pem(pair.cert) ||
+    !pem(pair.key) ||
+    (pair.ca !== undefined && !pem(pair.ca))
+  )
+    throw new ToolCallError(
+      'TOOL_SERVER_AUTH_FAILED',
+      'the mTLS credential must be JSON {"cert","key"} (and optionally "ca") in PEM',
+      { authFailure: true },
+    );
+  return pair as MtlsCredential;
+}
+
 interface OAuthToken {
   value: string;
   expiresAt: number;
@@ -118,13 +152,14 @@ export class McpConnector {
     const key = `${endpoint.id}:${endpoint.credentialVersion}`;
     let agent = this.#mtlsAgents.get(key);
     if (!agent) {
-      const pair = JSON.parse(endpoint.secret) as { cert: string; key: string };
+      const pair = parseMtlsCredential(endpoint.secret);
       agent = new Agent({
         connect: {
           lookup: createSafeLookup({ allowPrivate: this.#options.allowPrivate }) as never,
           timeout: this.#options.connectTimeoutMs ?? 5000,
           cert: pair.cert,
           key: pair.key,
+          ...(pair.ca ? { ca: pair.ca } : {}),
         },
         connections: 16,
       });

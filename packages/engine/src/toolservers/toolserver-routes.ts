@@ -285,7 +285,9 @@ Omitted \`api_key\` keeps the credential; \`null\` removes it.`,
         summary: 'Transport, authentication profile, credential reference, egress policy',
         description: `Authentication types: \`none\`, \`api_key\` (the secret in header \`header_name\`, default X-API-Key), \`bearer\`
 (Authorization: Bearer), \`oauth_client_credentials\` (\`token_url\`, \`client_id\`, \`scope\`; the client secret is the credential),
-\`mtls\` (the credential is JSON \`{"cert","key"}\` in PEM), \`credential_ref\` (a customer-managed credential: the engine reads
+\`mtls\` (the credential is JSON \`{"cert","key","ca"?}\` in PEM: the client certificate and key, and optionally the CA(s)
+trusted for the server's certificate instead of the system roots; the server's certificate is always verified; a credential
+that is not such a pair fails with \`TOOL_SERVER_AUTH_FAILED\` showing none of it), \`credential_ref\` (a customer-managed credential: the engine reads
 \`KEEL_TOOL_CREDENTIAL_<credential_ref>\` from its environment at connect time and sends it as a bearer token, or in
 \`header_name\`). Secrets are set through the server's \`api_key\` (a rotation), never here. \`egress.allowed_hosts\` (exact
 names or \`*.suffix\`) bounds every request of the server (URL, token URL); empty = any public host. \`region\`,
