@@ -16,6 +16,11 @@ export interface FakeTool {
   annotations?: Record<string, unknown>;
   /** The structured result (default: echoes the arguments with the server's label). */
   run?: (args: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * Asks the client during the call (sampling, elicitation through `ctx.mcpReq`); its value is the structured
+   * result, a thrown error's message becomes `{error}`. Needs SSE or `stateful` streamable HTTP.
+   */
+  interact?: (ctx: any, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
 export interface FakeServerState {
@@ -86,13 +91,20 @@ function buildServer(server: FakeServer): Server {
       ...(tool.annotations ? { annotations: tool.annotations } : {}),
     })),
   }));
-  sdk.setRequestHandler('tools/call', async (request) => {
+  sdk.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = server.state.tools.find((t) => t.name === request.params.name);
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const meta = request.params._meta as Record<string, unknown> | undefined;
     server.calls.push({ name: request.params.name, args, ...(meta ? { meta } : {}) });
     if (!tool) return { content: [{ type: 'text', text: 'unknown tool' }], isError: true };
-    const result = tool.run ? tool.run(args) : { server: server.label, tool: tool.name, echo: args };
+    const result = tool.interact
+      ? await tool.interact(ctx, args).catch((error: Error & { code?: number }) => ({
+          error: error.message,
+          code: error.code ?? null,
+        }))
+      : tool.run
+        ? tool.run(args)
+        : { server: server.label, tool: tool.name, echo: args };
     return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
   });
   sdk.setRequestHandler('resources/list', async () => ({
@@ -138,6 +150,8 @@ export async function startMcpServer(
     tools?: FakeTool[];
     keys?: string[];
     port?: number;
+    /** Streamable HTTP with sessions and SSE responses (the server can ask the client during a call). */
+    stateful?: boolean;
     /** Serve HTTPS with this certificate and require a client certificate issued by `ca` (mTLS). */
     tls?: { cert: string; key: string; ca: string };
   } = {},
@@ -161,6 +175,7 @@ export async function startMcpServer(
     close: async () => undefined,
   };
   const streams = new Map<string, { res: http.ServerResponse; deliver: (message: unknown) => void }>();
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
 
   const handler = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const state = server.state;
@@ -206,6 +221,39 @@ export async function startMcpServer(
       return;
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (transport === 'http' && options.stateful && url.pathname === '/mcp') {
+      const sessionId = req.headers['mcp-session-id'];
+      let web = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+      if (!web) {
+        web = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => void sessions.set(id, web!),
+        });
+        await buildServer(server).connect(web);
+      }
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers))
+        if (typeof value === 'string' && name !== 'content-length' && name !== 'host') headers.set(name, value);
+      const response = await web.handleRequest(
+        new Request(`http://127.0.0.1${req.url}`, {
+          method: req.method ?? 'GET',
+          headers,
+          ...(req.method === 'POST' ? { body } : {}),
+        }),
+        req.method === 'POST' ? { parsedBody: parsed } : undefined,
+      );
+      res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+      if (!response.body) return void res.end();
+      const reader = response.body.getReader();
+      res.on('close', () => void reader.cancel().catch(() => undefined));
+      for (;;) {
+        const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (chunk.done) break;
+        res.write(chunk.value);
+      }
+      res.end();
+      return;
+    }
     if (transport === 'http' && req.method === 'POST' && url.pathname === '/mcp') {
       const sdk = buildServer(server);
       const web = new WebStandardStreamableHTTPServerTransport({
