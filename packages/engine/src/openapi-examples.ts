@@ -618,6 +618,15 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
     params: { sessionId: E.session },
     body: { context: { preferred_warehouse: 'main', last_sku: 'TENT-TH2-GRN' }, resume_token: E.resumeToken },
   },
+  'GET /api/v1/runtime/mcp/interaction-policy': {},
+  'PUT /api/v1/runtime/mcp/interaction-policy': {
+    body: {
+      sampling: { enabled: true, provider_id: E.provider, max_requests_per_call: 2, max_tokens_per_request: 512 },
+      elicitation: { mode: 'session_context' },
+      window_seconds: 3600,
+    },
+  },
+  'GET /api/v1/runtime/mcp/interactions': { query: { limit: 20, kind: 'sampling' } },
   'POST /api/v1/runtime/agents/{agentId}/mcp-servers': {
     params: { agentId: E.agent },
     body: { server_id: E.toolServer },

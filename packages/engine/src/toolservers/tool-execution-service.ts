@@ -7,7 +7,7 @@ import { nowIso } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { accessSession, effectiveStatus } from '../sessions/session-service.ts';
 import { inTransaction } from '../write.ts';
-import { type ServerEndpoint, toolResultView } from './mcp-connection.ts';
+import { type InteractionCall, type ServerEndpoint, toolResultView } from './mcp-connection.ts';
 import {
   type AttemptRecord,
   decideRoute,
@@ -280,6 +280,12 @@ function compatible(order: readonly string[], offers: Map<string, Offer>, args: 
   });
 }
 
+/** Who a call is for: the session (user presence for sampling and elicitation) and the trace of its decision. */
+interface CallOrigin {
+  sessionId: string | null;
+  traceId: string;
+}
+
 async function callOne(
   tools: ToolRuntime,
   offer: Offer,
@@ -288,17 +294,32 @@ async function callOne(
   signal: AbortSignal,
   timeoutMs: number,
   idempotencyKey: string | undefined,
+  origin: CallOrigin,
 ) {
+  // Sampling and elicitation requests the server makes during this call are budgeted and audited against it.
+  const interaction: InteractionCall = {
+    realmId: offer.server.realm_id,
+    serverId: offer.server.id,
+    toolName: name,
+    sessionId: origin.sessionId,
+    traceId: origin.traceId,
+    signal,
+    deadline: Date.now() + timeoutMs,
+    used: { requests: 0, tokens: 0, audited: 0 },
+  };
   const send = (endpoint: ServerEndpoint) =>
-    tools.connector.use(endpoint, (client) =>
-      client.callTool(
-        {
-          name,
-          arguments: args,
-          ...(idempotencyKey ? { _meta: { 'io.keel/idempotency-key': idempotencyKey } } : {}),
-        },
-        { signal, timeout: timeoutMs } as never,
-      ),
+    tools.connector.use(
+      endpoint,
+      (client) =>
+        client.callTool(
+          {
+            name,
+            arguments: args,
+            ...(idempotencyKey ? { _meta: { 'io.keel/idempotency-key': idempotencyKey } } : {}),
+          },
+          { signal, timeout: timeoutMs } as never,
+        ),
+      interaction,
     );
   let result: Awaited<ReturnType<typeof send>>;
   try {
@@ -348,7 +369,14 @@ interface CallBounds {
 }
 
 /** The call and retry options of one routed tool: the tool's read-only flag decides whether it may be repeated. */
-function callPlan(tools: ToolRuntime, routed: Routed, first: Offer, input: ExecuteInput, bounds: CallBounds = {}) {
+function callPlan(
+  tools: ToolRuntime,
+  routed: Routed,
+  first: Offer,
+  input: ExecuteInput,
+  traceId: string,
+  bounds: CallBounds = {},
+) {
   const args = input.arguments ?? {};
   const policy = {
     ...policyOf(routed),
@@ -363,6 +391,7 @@ function callPlan(tools: ToolRuntime, routed: Routed, first: Offer, input: Execu
       signal,
       policy.timeout_ms,
       input.idempotency_key,
+      { sessionId: routed.scope.sessionId, traceId },
     );
   const options = {
     policy,
@@ -388,7 +417,7 @@ async function runRoute(
   const chosen = routed.offers.get(routed.decision.chosen!)!;
   checkCall(chosen, args, bounds.approved);
   const order = compatible([routed.decision.chosen!, ...routed.decision.fallbacks], routed.offers, args);
-  const plan = callPlan(tools, routed, chosen, input, bounds);
+  const plan = callPlan(tools, routed, chosen, input, traceId, bounds);
   const outcome = await executeWithRetry(order, plan.call, plan.options);
   const outcomeName = outcome.ok ? 'ok' : 'failed';
   recordTrace(
@@ -496,7 +525,7 @@ export async function aggregateTool(
   const servers = routed.decision.parallel.length > 0 ? routed.decision.parallel : [routed.decision.chosen!];
   const first = routed.offers.get(servers[0]!)!;
   checkCall(first, args);
-  const plan = callPlan(tools, routed, first, input);
+  const plan = callPlan(tools, routed, first, input, traceId);
   const aggregate = await executeParallel(compatible(servers, routed.offers, args), plan.call, plan.options);
   recordTrace(
     tools,
@@ -584,7 +613,11 @@ export async function proxyCall(
   const policy = retryPolicy({});
   const outcome = await executeWithRetry(
     [offer.server.id],
-    (_id, signal) => callOne(tools, offer, input.tool_name, args, signal, policy.timeout_ms, input.idempotency_key),
+    (_id, signal) =>
+      callOne(tools, offer, input.tool_name, args, signal, policy.timeout_ms, input.idempotency_key, {
+        sessionId: null,
+        traceId,
+      }),
     {
       policy,
       readOnly: toBoolean(offer.tool.read_only),

@@ -9,6 +9,7 @@ import * as createFlowRoutingTables from './2026_11_26_0004_create_flow_routing_
 import * as createAnonymousEventTables from './2026_11_26_0005_create_anonymous_event_tables.ts';
 import * as createFlowChatTables from './2026_11_26_0040_create_flow_chat_tables.ts';
 import * as createRealmMerchantLink from './2026_11_26_0050_create_realm_merchant_link.ts';
+import * as createToolInteractionTables from './2026_11_26_0060_create_tool_interaction_tables.ts';
 
 /** The engine's migrations, in the order they run (the catalog's, then the runtime's). */
 export const engineMigrations: MigrationSet = {
@@ -22,4 +23,5 @@ export const engineMigrations: MigrationSet = {
   '2026_11_26_0005_create_anonymous_event_tables': createAnonymousEventTables,
   '2026_11_26_0040_create_flow_chat_tables': createFlowChatTables,
   '2026_11_26_0050_create_realm_merchant_link': createRealmMerchantLink,
+  '2026_11_26_0060_create_tool_interaction_tables': createToolInteractionTables,
 };
