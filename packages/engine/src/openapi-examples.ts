@@ -412,6 +412,32 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   },
   'GET /api/v1/data/query': { query: { type: 'product_view', limit: 20 } },
   'GET /api/v1/data/summary': { query: { bucket: 'day', type: 'product_view' } },
+  'POST /api/v1/runtime/ai/usage': {
+    body: {
+      provider_id: E.provider,
+      agent_id: E.agent,
+      model: 'gpt-4o-mini',
+      input_tokens: 1200,
+      output_tokens: 350,
+      metadata: { job: 'nightly-catalog-summaries' },
+    },
+  },
+  'GET /api/v1/runtime/ai/usage/stats': { query: { agent_id: E.agent } },
+  'GET /api/v1/usages': { query: { type: 'ai', limit: 20 } },
+  'POST /api/v1/usages': {
+    body: {
+      type: 'tool',
+      name: 'geocode_address',
+      quantity: 3,
+      agent_id: E.agent,
+      cost: 0.015,
+      currency: 'USD',
+      metadata: { vendor: 'maps-api' },
+    },
+  },
+  'GET /api/v1/usages/summary': { query: { type: 'ai' } },
+  'GET /api/v1/usages/tools/summary': { query: { agent_id: E.agent } },
+  'POST /api/v1/usages/export': { body: { format: 'csv', type: 'ai' } },
   'POST /api/v1/runtime/execute': {
     body: {
       session_id: E.session,

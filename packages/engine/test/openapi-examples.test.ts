@@ -196,6 +196,7 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/providers',
           'POST /api/v1/runtime/prompts',
           'PUT /api/v1/runtime/agents/{agentId}/config',
+          'POST /api/v1/runtime/ai/usage',
           'POST /api/v1/runtime/sessions',
           'POST /api/v1/runtime/mcp/servers',
           'POST /api/v1/runtime/flows',

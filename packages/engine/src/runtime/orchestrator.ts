@@ -13,6 +13,7 @@ import { loadProvider } from '../providers/provider-service.ts';
 import { appendMessages, recentTurns, stateVariables, userContextValues } from '../sessions/session-data-service.ts';
 import { accessSession, effectiveStatus, type SessionRecord, toSessionRecord } from '../sessions/session-service.ts';
 import { updateSessionRow } from '../sessions/session-store.ts';
+import { recordTurnUsage } from '../usage/usage-service.ts';
 import { inTransaction } from '../write.ts';
 import {
   type ActionType,
@@ -554,6 +555,23 @@ async function execute(
         created_at: createdAt,
         completed_at: createdAt,
       });
+      if (outcome.usage)
+        await recordTurnUsage(trx, {
+          realmId,
+          executionId,
+          kind: request.kind,
+          status: outcome.status,
+          agentId: agent.id,
+          sessionId: session?.id ?? null,
+          providerId: (outcome.diagnostics.provider_id as string | undefined) ?? null,
+          model: (outcome.diagnostics.model as string | undefined) ?? null,
+          inputTokens: outcome.usage.inputTokens,
+          outputTokens: outcome.usage.outputTokens,
+          costPicos: outcome.usage.costPicos,
+          currency: outcome.usage.currency,
+          createdBy: principal.identityId,
+          at: createdAt,
+        });
       if (session) {
         const expiresAt = new Date(rt.clock() + session.ttlSeconds * 1000).toISOString();
         if (retain && outcome.status === 'succeeded')

@@ -14,6 +14,7 @@ import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
 import { registerSessionRoutes } from '../sessions/session-routes.ts';
 import { registerToolServers } from '../toolservers/register-toolservers.ts';
+import { registerUsageRoutes } from '../usage/usage-routes.ts';
 import { addRuntimeSchemas } from './http-schemas.ts';
 import { createRuntimeContext, type RuntimeContext, type RuntimeContextOptions } from './runtime-context.ts';
 import { registerRuntimeRoutes } from './runtime-routes.ts';
@@ -38,10 +39,12 @@ export const RUNTIME_TAGS = [
     description: 'Durable flow executions: queue, state, cancel, retry, resume, approvals, events, actions',
   },
   { name: 'data', description: 'Anonymous events: PII removed and identifiers pseudonymized before storage' },
+  { name: 'usage', description: 'AI usage priced from provider prices, usage entries, summaries, streamed exports' },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
-export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`) use a short-lived
+export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`, \`/api/v1/usages*\`,
+\`/api/v1/integrations/*\`) use a short-lived
 bearer token (scheme \`runtimeToken\`) from \`POST /api/v1/auth/token\` (\`access_key\` + \`secret_key\`); merchant keys do not work there and
 runtime tokens do not work on catalog routes. A realm is the isolation boundary: the token's realm scopes every call, and an id from
 another realm is a 404 like an unknown one; \`realm_id\` in a body must be the token's realm (403). Roles: owner > admin > developer >
@@ -69,6 +72,7 @@ export async function registerRuntime(
   registerFlowDraftRoutes(rest, rt);
   registerExecutionRoutes(rest, rt);
   registerAnonymousRoutes(rest, rt);
+  registerUsageRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
   return rt;
