@@ -44,6 +44,7 @@ export const EXAMPLE_IDS = {
   proposal: '01a21852-5a66-7b77-9c88-d99eaafbba01',
   routingRule: '01a21852-6b77-7c88-8d99-eaafbbcccb01',
   trace: '4f1d7c2a-9b3e-4e8a-a1c6-0d5b7e9f2a31',
+  integrationClient: '01a21853-1c22-7d33-8e44-f55a66b77c01',
 } as const;
 
 const E = EXAMPLE_IDS;
@@ -438,6 +439,14 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   'GET /api/v1/usages/summary': { query: { type: 'ai' } },
   'GET /api/v1/usages/tools/summary': { query: { agent_id: E.agent } },
   'POST /api/v1/usages/export': { body: { format: 'csv', type: 'ai' } },
+  'GET /api/v1/integrations/clients': { query: { limit: 20 } },
+  'POST /api/v1/integrations/clients': {
+    body: { name: 'ERP order sync', description: 'Exports completed orders every night', role: 'operator' },
+  },
+  'POST /api/v1/integrations/clients/{id}/rotate-secret': {
+    params: { id: E.integrationClient },
+    body: { overlap_seconds: 3600 },
+  },
   'POST /api/v1/runtime/execute': {
     body: {
       session_id: E.session,

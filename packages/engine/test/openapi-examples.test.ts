@@ -197,6 +197,7 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/prompts',
           'PUT /api/v1/runtime/agents/{agentId}/config',
           'POST /api/v1/runtime/ai/usage',
+          'POST /api/v1/integrations/clients',
           'POST /api/v1/runtime/sessions',
           'POST /api/v1/runtime/mcp/servers',
           'POST /api/v1/runtime/flows',
@@ -258,6 +259,7 @@ for (const target of testDatabaseTargets()) {
             map.set(E.tool, tools.data.find((tool: { name: string }) => tool.name === 'reserve_stock').id);
           },
           'POST /api/v1/runtime/mcp/routing/rules': (body, map) => void map.set(E.routingRule, body.id),
+          'POST /api/v1/integrations/clients': (body, map) => void map.set(E.integrationClient, body.id),
           'POST /api/v1/runtime/mcp/tools/execute': (body, map) => void map.set(E.trace, body.trace_id),
           'POST /api/v1/runtime/mcp/tool-proposals/generate': (body, map) => void map.set(E.proposal, body.data[0].id),
         },

@@ -9,6 +9,7 @@ import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
+import { registerIntegrationRoutes } from '../integrations/integration-routes.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
 import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
@@ -40,6 +41,10 @@ export const RUNTIME_TAGS = [
   },
   { name: 'data', description: 'Anonymous events: PII removed and identifiers pseudonymized before storage' },
   { name: 'usage', description: 'AI usage priced from provider prices, usage entries, summaries, streamed exports' },
+  {
+    name: 'integrations',
+    description: 'Integration clients (one-time secrets, rotation with overlap) and runtime webhooks',
+  },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
@@ -73,6 +78,7 @@ export async function registerRuntime(
   registerExecutionRoutes(rest, rt);
   registerAnonymousRoutes(rest, rt);
   registerUsageRoutes(rest, rt);
+  registerIntegrationRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
   return rt;
