@@ -45,6 +45,8 @@ export const EXAMPLE_IDS = {
   routingRule: '01a21852-6b77-7c88-8d99-eaafbbcccb01',
   trace: '4f1d7c2a-9b3e-4e8a-a1c6-0d5b7e9f2a31',
   integrationClient: '01a21853-1c22-7d33-8e44-f55a66b77c01',
+  runtimeWebhook: '01a21853-2d33-7e44-9f55-a66b77c88d01',
+  runtimeWebhookUrl: 'https://hooks.acme-outdoor.com/keel/runtime',
 } as const;
 
 const E = EXAMPLE_IDS;
@@ -439,6 +441,17 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   'GET /api/v1/usages/summary': { query: { type: 'ai' } },
   'GET /api/v1/usages/tools/summary': { query: { agent_id: E.agent } },
   'POST /api/v1/usages/export': { body: { format: 'csv', type: 'ai' } },
+  'POST /api/v1/runtime/webhooks': {
+    body: {
+      url: E.runtimeWebhookUrl,
+      events: ['execution.succeeded', 'execution.failed', 'flow_execution.waiting_for_approval'],
+      description: 'Order desk notifications',
+    },
+  },
+  'GET /api/v1/runtime/webhooks': { query: { limit: 20 } },
+  'GET /api/v1/runtime/webhooks/{id}': { params: { id: E.runtimeWebhook } },
+  'DELETE /api/v1/runtime/webhooks/{id}': { params: { id: E.runtimeWebhook } },
+  'GET /api/v1/runtime/webhooks/{id}/deliveries': { params: { id: E.runtimeWebhook }, query: { limit: 20 } },
   'GET /api/v1/integrations/clients': { query: { limit: 20 } },
   'POST /api/v1/integrations/clients': {
     body: { name: 'ERP order sync', description: 'Exports completed orders every night', role: 'operator' },

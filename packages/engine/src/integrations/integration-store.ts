@@ -19,24 +19,9 @@ export interface IntegrationClientTable {
   updated_at: Timestamp;
 }
 
-export interface RuntimeWebhookTable {
-  id: string;
-  realm_id: string;
-  url: string;
-  description: string | null;
-  /** JSON array of the selected event names (or `*`). */
-  events: unknown;
-  signing_secret_sealed: string;
-  active: boolean | number;
-  created_by: string;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
 declare module '../db/schema.ts' {
   interface EngineDb {
     integration_client: IntegrationClientTable;
-    runtime_webhook: RuntimeWebhookTable;
   }
 }
 

@@ -527,7 +527,7 @@ async function execute(
             : []),
         ])
       : [];
-    await inTransaction(rt.engine, async (trx) => {
+    await inTransaction(rt.engine, async (trx, sink) => {
       await writeOwnAnonymousEvents(trx, anonymous);
       await insertExecution(trx, {
         id: executionId,
@@ -554,6 +554,23 @@ async function execute(
         created_by: principal.identityId,
         created_at: createdAt,
         completed_at: createdAt,
+      });
+      sink.emitRuntime({
+        event: outcome.status === 'succeeded' ? 'execution.succeeded' : 'execution.failed',
+        realmId,
+        data: {
+          execution_id: executionId,
+          kind: request.kind,
+          status: outcome.status,
+          agent_id: agent.id,
+          session_id: session?.id ?? null,
+          flow_id: result.flow_id,
+          trace_id: traceId,
+          action_type: action.type,
+          error_code: outcome.errorCode,
+          usage: result.usage,
+          created_at: createdAt,
+        },
       });
       if (outcome.usage)
         await recordTurnUsage(trx, {

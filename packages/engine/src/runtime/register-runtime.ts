@@ -10,6 +10,7 @@ import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerIntegrationRoutes } from '../integrations/integration-routes.ts';
+import { registerRuntimeWebhookRoutes } from '../integrations/runtime-webhook-routes.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
 import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
@@ -79,6 +80,7 @@ export async function registerRuntime(
   registerAnonymousRoutes(rest, rt);
   registerUsageRoutes(rest, rt);
   registerIntegrationRoutes(rest, rt);
+  registerRuntimeWebhookRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
   return rt;
