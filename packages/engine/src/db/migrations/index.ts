@@ -8,6 +8,7 @@ import * as createToolServerTables from './2026_11_26_0003_create_tool_server_ta
 import * as createFlowRoutingTables from './2026_11_26_0004_create_flow_routing_tables.ts';
 import * as createAnonymousEventTables from './2026_11_26_0005_create_anonymous_event_tables.ts';
 import * as createUsageIntegrationTables from './2026_11_26_0030_create_usage_integration_tables.ts';
+import * as backfillUsageRecords from './2026_11_26_0031_backfill_usage_records.ts';
 
 /** The engine's migrations, in the order they run (the catalog's, then the runtime's). */
 export const engineMigrations: MigrationSet = {
@@ -20,4 +21,5 @@ export const engineMigrations: MigrationSet = {
   '2026_11_26_0004_create_flow_routing_tables': createFlowRoutingTables,
   '2026_11_26_0005_create_anonymous_event_tables': createAnonymousEventTables,
   '2026_11_26_0030_create_usage_integration_tables': createUsageIntegrationTables,
+  '2026_11_26_0031_backfill_usage_records': backfillUsageRecords,
 };
