@@ -5,19 +5,9 @@ import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { newId } from '../src/ids.ts';
 import { allPages } from './cursor-pages.ts';
-import { type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
+import { roleToken, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
 
 const CLIENTS = '/api/v1/integrations/clients';
-
-async function roleToken(engine: RuntimeUnderTest, role: string): Promise<string> {
-  const created = await engine.call('POST', `/api/v1/realms/${engine.a.realmId}/identities/services`, {
-    token: engine.a.token,
-    body: { username: `svc-${role}-${Math.random().toString(36).slice(2, 8)}`, role },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const c = created.body.credentials;
-  return (await engine.exchange(c.access_key, c.secret_key)).body.access_token;
-}
 
 for (const target of testDatabaseTargets()) {
   describe(`integration clients (${target.dialect})`, () => {

@@ -12,6 +12,7 @@ import { startReceiver, until } from './helper.ts';
 import {
   buildRuntime,
   type RuntimeUnderTest,
+  roleToken,
   setupAgent,
   sharedRuntime,
   startUpstream,
@@ -33,16 +34,6 @@ function startWorker(t: { after(fn: () => Promise<void>): void }, engine: Runtim
   worker.start();
   t.after(() => worker.stop());
   return worker;
-}
-
-async function roleToken(engine: RuntimeUnderTest, role: string): Promise<string> {
-  const created = await engine.call('POST', `/api/v1/realms/${engine.a.realmId}/identities/services`, {
-    token: engine.a.token,
-    body: { username: `svc-${role}-${Math.random().toString(36).slice(2, 8)}`, role },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const c = created.body.credentials;
-  return (await engine.exchange(c.access_key, c.secret_key)).body.access_token;
 }
 
 for (const target of testDatabaseTargets()) {

@@ -10,23 +10,7 @@ import { newId } from '../src/ids.ts';
 import { exportUsage } from '../src/usage/usage-service.ts';
 import { insertUsageRecord } from '../src/usage/usage-store.ts';
 import { allPages, tamperCursor } from './cursor-pages.ts';
-import {
-  type RuntimeUnderTest,
-  setupAgent,
-  sharedRuntime,
-  startUpstream,
-  testDatabaseTargets,
-} from './runtime-helper.ts';
-
-async function roleToken(engine: RuntimeUnderTest, role: string): Promise<string> {
-  const created = await engine.call('POST', `/api/v1/realms/${engine.a.realmId}/identities/services`, {
-    token: engine.a.token,
-    body: { username: `svc-${role}-${Math.random().toString(36).slice(2, 8)}`, role },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const c = created.body.credentials;
-  return (await engine.exchange(c.access_key, c.secret_key)).body.access_token;
-}
+import { roleToken, setupAgent, sharedRuntime, startUpstream, testDatabaseTargets } from './runtime-helper.ts';
 
 for (const target of testDatabaseTargets()) {
   describe(`usage (${target.dialect})`, () => {

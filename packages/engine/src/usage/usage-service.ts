@@ -149,6 +149,35 @@ async function checkAgent(db: Executor<EngineDb>, realmId: string, agentId: stri
   return agentId.toLowerCase();
 }
 
+type UsageRow = Omit<UsageRecordRow, 'metadata'> & { metadata: string | null };
+
+/** A new record: `fields` over the defaults (no references, no tokens, quantity 1, no cost). */
+function usageRow(
+  fields: Pick<UsageRow, 'realm_id' | 'type' | 'source' | 'occurred_at' | 'created_by' | 'created_at'> &
+    Partial<UsageRow>,
+): UsageRow {
+  return {
+    id: newId(),
+    name: null,
+    provider_id: null,
+    agent_id: null,
+    tool_server_id: null,
+    session_id: null,
+    execution_id: null,
+    status: null,
+    input_tokens: 0,
+    output_tokens: 0,
+    images: 0,
+    quantity: 1,
+    unit: null,
+    cost_picos: '0',
+    currency: null,
+    cost_source: 'none',
+    metadata: null,
+    ...fields,
+  };
+}
+
 function idempotency(principal: RuntimePrincipal, operation: string, rawKey: unknown, payload: unknown) {
   const key = checkIdempotencyKey(rawKey, false);
   return key === undefined ? undefined : { scope: `${principal.keyId}|${operation}`, key, payload };
@@ -179,22 +208,17 @@ export async function recordAiUsage(
       },
       { inputTokens: input.input_tokens, outputTokens: input.output_tokens, images: input.images ?? 0 },
     );
-    const row = {
-      id: newId(),
+    const row = usageRow({
       realm_id: realmId,
       type: 'ai',
       source: 'api',
       name: input.model ?? provider.text_model,
       provider_id: provider.id,
       agent_id: agentId,
-      tool_server_id: null,
       session_id: input.session_id ?? null,
-      execution_id: null,
-      status: null,
       input_tokens: input.input_tokens,
       output_tokens: input.output_tokens,
       images: input.images ?? 0,
-      quantity: 1,
       unit: 'request',
       cost_picos: checkedPicos(picos),
       currency: provider.currency,
@@ -203,7 +227,7 @@ export async function recordAiUsage(
       occurred_at: at,
       created_by: principal.identityId,
       created_at: nowIso(rt),
-    };
+    });
     await insertUsageRecord(trx, row);
     return { statusCode: 201, body: toUsageView(row) };
   });
@@ -227,21 +251,14 @@ export async function recordUsageEntry(
   const at = occurredAt(rt, input.occurred_at);
   return runWrite(rt.engine, request, async (trx) => {
     const agentId = await checkAgent(trx, realmId, input.agent_id);
-    const row = {
-      id: newId(),
+    const row = usageRow({
       realm_id: realmId,
       type: input.type,
       source: 'api',
       name: input.name,
-      provider_id: null,
       agent_id: agentId,
       tool_server_id: input.tool_server_id?.toLowerCase() ?? null,
       session_id: input.session_id ?? null,
-      execution_id: null,
-      status: null,
-      input_tokens: 0,
-      output_tokens: 0,
-      images: 0,
       quantity: input.quantity ?? 1,
       unit: input.unit ?? (input.type === 'tool' ? 'call' : null),
       cost_picos: checkedPicos(picos),
@@ -251,7 +268,7 @@ export async function recordUsageEntry(
       occurred_at: at,
       created_by: principal.identityId,
       created_at: nowIso(rt),
-    };
+    });
     await insertUsageRecord(trx, row);
     return { statusCode: 201, body: toUsageView(row) };
   });
@@ -279,31 +296,29 @@ export interface TurnUsage {
  * the table, so a turn is counted once; summaries read only this table, never the execution rows).
  */
 export async function recordTurnUsage(trx: Executor<EngineDb>, turn: TurnUsage): Promise<void> {
-  await insertUsageRecord(trx, {
-    id: newId(),
-    realm_id: turn.realmId,
-    type: 'ai',
-    source: turn.kind === 'execute' ? 'execute' : 'chat',
-    name: turn.model?.slice(0, 255) ?? null,
-    provider_id: turn.providerId,
-    agent_id: turn.agentId,
-    tool_server_id: null,
-    session_id: turn.sessionId,
-    execution_id: turn.executionId,
-    status: turn.status,
-    input_tokens: turn.inputTokens,
-    output_tokens: turn.outputTokens,
-    images: 0,
-    quantity: 1,
-    unit: 'request',
-    cost_picos: turn.costPicos.toString(),
-    currency: turn.currency,
-    cost_source: 'provider_prices',
-    metadata: null,
-    occurred_at: turn.at,
-    created_by: turn.createdBy,
-    created_at: turn.at,
-  });
+  await insertUsageRecord(
+    trx,
+    usageRow({
+      realm_id: turn.realmId,
+      type: 'ai',
+      source: turn.kind === 'execute' ? 'execute' : 'chat',
+      name: turn.model?.slice(0, 255) ?? null,
+      provider_id: turn.providerId,
+      agent_id: turn.agentId,
+      session_id: turn.sessionId,
+      execution_id: turn.executionId,
+      status: turn.status,
+      input_tokens: turn.inputTokens,
+      output_tokens: turn.outputTokens,
+      unit: 'request',
+      cost_picos: turn.costPicos.toString(),
+      currency: turn.currency,
+      cost_source: 'provider_prices',
+      occurred_at: turn.at,
+      created_by: turn.createdBy,
+      created_at: turn.at,
+    }),
+  );
 }
 
 /** A page of the realm's usage records (any role), newest first, filtered by window, type, source, agent, provider. */
