@@ -1,5 +1,6 @@
 import type { Executor } from '@keel/core';
 import type { Selectable } from 'kysely';
+import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
 
 type Timestamp = string | Date;
@@ -73,11 +74,21 @@ export async function deleteRuntimeWebhookRow(db: Executor<EngineDb>, id: string
   await db.deleteFrom('runtime_webhook').where('id', '=', id).execute();
 }
 
+/** Every turn asks this (for its one realm), so it is compiled once. */
+const activeWebhooksOfOne = preparedQuery((db) =>
+  db
+    .selectFrom('runtime_webhook')
+    .select(['id', 'realm_id', 'events'])
+    .where('realm_id', '=', param('realmId'))
+    .where('active', '=', true),
+);
+
 /** The active webhooks of these realms (id, realm, JSON list of selected events). */
 export function listActiveRuntimeWebhooksOf(
   db: Executor<EngineDb>,
   realmIds: readonly string[],
 ): Promise<{ id: string; realm_id: string; events: unknown }[]> {
+  if (realmIds.length === 1) return activeWebhooksOfOne(db, { realmId: realmIds[0] });
   return db
     .selectFrom('runtime_webhook')
     .select(['id', 'realm_id', 'events'])
