@@ -45,6 +45,9 @@ export const EXAMPLE_IDS = {
   routingRule: '01a21852-6b77-7c88-8d99-eaafbbcccb01',
   trace: '4f1d7c2a-9b3e-4e8a-a1c6-0d5b7e9f2a31',
   trigger: '01a21852-7c88-7d99-8eaa-fbbcccdd0c01',
+  integrationClient: '01a21853-1c22-7d33-8e44-f55a66b77c01',
+  runtimeWebhook: '01a21853-2d33-7e44-9f55-a66b77c88d01',
+  runtimeWebhookUrl: 'https://hooks.acme-outdoor.com/keel/runtime',
 } as const;
 
 const E = EXAMPLE_IDS;
@@ -413,6 +416,51 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   },
   'GET /api/v1/data/query': { query: { type: 'product_view', limit: 20 } },
   'GET /api/v1/data/summary': { query: { bucket: 'day', type: 'product_view' } },
+  'POST /api/v1/runtime/ai/usage': {
+    body: {
+      provider_id: E.provider,
+      agent_id: E.agent,
+      model: 'gpt-4o-mini',
+      input_tokens: 1200,
+      output_tokens: 350,
+      metadata: { job: 'nightly-catalog-summaries' },
+    },
+  },
+  'GET /api/v1/runtime/ai/usage/stats': { query: { agent_id: E.agent } },
+  'GET /api/v1/usages': { query: { type: 'ai', limit: 20 } },
+  'POST /api/v1/usages': {
+    body: {
+      type: 'tool',
+      name: 'geocode_address',
+      quantity: 3,
+      agent_id: E.agent,
+      cost: 0.015,
+      currency: 'USD',
+      metadata: { vendor: 'maps-api' },
+    },
+  },
+  'GET /api/v1/usages/summary': { query: { type: 'ai' } },
+  'GET /api/v1/usages/tools/summary': { query: { agent_id: E.agent } },
+  'POST /api/v1/usages/export': { body: { format: 'csv', type: 'ai' } },
+  'POST /api/v1/runtime/webhooks': {
+    body: {
+      url: E.runtimeWebhookUrl,
+      events: ['execution.succeeded', 'execution.failed', 'flow_execution.waiting_for_approval'],
+      description: 'Order desk notifications',
+    },
+  },
+  'GET /api/v1/runtime/webhooks': { query: { limit: 20 } },
+  'GET /api/v1/runtime/webhooks/{id}': { params: { id: E.runtimeWebhook } },
+  'DELETE /api/v1/runtime/webhooks/{id}': { params: { id: E.runtimeWebhook } },
+  'GET /api/v1/runtime/webhooks/{id}/deliveries': { params: { id: E.runtimeWebhook }, query: { limit: 20 } },
+  'GET /api/v1/integrations/clients': { query: { limit: 20 } },
+  'POST /api/v1/integrations/clients': {
+    body: { name: 'ERP order sync', description: 'Exports completed orders every night', role: 'operator' },
+  },
+  'POST /api/v1/integrations/clients/{id}/rotate-secret': {
+    params: { id: E.integrationClient },
+    body: { overlap_seconds: 3600 },
+  },
   'POST /api/v1/runtime/execute': {
     body: {
       session_id: E.session,

@@ -102,6 +102,7 @@ for (const target of testDatabaseTargets()) {
         [E.secretKey, boot.secretKey],
         [E.providerBaseUrl, upstream.url],
         [E.destinationUrl, receiver.url],
+        [E.runtimeWebhookUrl, receiver.url],
         [E.toolServerUrl, toolServer.url],
         [E.toolServerHost, '127.0.0.1'],
       ]);
@@ -203,6 +204,9 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/providers',
           'POST /api/v1/runtime/prompts',
           'PUT /api/v1/runtime/agents/{agentId}/config',
+          'POST /api/v1/runtime/ai/usage',
+          'POST /api/v1/integrations/clients',
+          'POST /api/v1/runtime/webhooks',
           'POST /api/v1/runtime/sessions',
           'POST /api/v1/runtime/mcp/servers',
           'POST /api/v1/runtime/flows',
@@ -222,6 +226,7 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/sessions/{sessionId}/cancel',
           // Once the agent's attachment is gone (a DELETE, sent before these).
           'DELETE /api/v1/runtime/mcp/servers/{id}',
+          'DELETE /api/v1/runtime/webhooks/{id}',
         ],
         after: {
           'POST /api/v1/auth/token': (body) => {
@@ -264,6 +269,8 @@ for (const target of testDatabaseTargets()) {
             map.set(E.tool, tools.data.find((tool: { name: string }) => tool.name === 'reserve_stock').id);
           },
           'POST /api/v1/runtime/mcp/routing/rules': (body, map) => void map.set(E.routingRule, body.id),
+          'POST /api/v1/integrations/clients': (body, map) => void map.set(E.integrationClient, body.id),
+          'POST /api/v1/runtime/webhooks': (body, map) => void map.set(E.runtimeWebhook, body.id),
           'POST /api/v1/runtime/mcp/tools/execute': (body, map) => void map.set(E.trace, body.trace_id),
           'POST /api/v1/runtime/mcp/tool-proposals/generate': (body, map) => void map.set(E.proposal, body.data[0].id),
         },

@@ -27,6 +27,7 @@ import { newId } from '../ids.ts';
 import { loadActivePrompt } from '../prompts/prompt-service.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import { flowExecutionEvent } from '../webhooks/events.ts';
 import { inTransaction, runWrite } from '../write.ts';
 import {
   countLeasedByAgent,
@@ -366,15 +367,17 @@ async function updateWithEvent(
   event: { type: string; data: Record<string, unknown> },
 ): Promise<boolean> {
   const now = nowIso(rt);
-  return inTransaction(rt.engine, async (trx) => {
+  return inTransaction(rt.engine, async (trx, sink) => {
     const changed = await updateExecutionIf(trx, row.id, { states: [row.state] }, { ...set, updated_at: now });
-    if (changed)
+    if (changed) {
       await insertEvent(trx, {
         execution_id: row.id,
         type: event.type,
         data: JSON.stringify({ state: set.state ?? row.state, ...event.data }),
         created_at: now,
       });
+      if (typeof set.state === 'string') sink.emitRuntime(flowExecutionEvent(row, set.state, null, now));
+    }
     return changed;
   });
 }

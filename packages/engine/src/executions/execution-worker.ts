@@ -10,6 +10,7 @@ import {
   type ResumeSignal,
 } from '../flows/index.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
+import { flowExecutionEvent } from '../webhooks/events.ts';
 import { inTransaction } from '../write.ts';
 import { approvalId } from './execution-actions.ts';
 import { createStorePort, type FlowToolInvoker, type StorePort } from './execution-port.ts';
@@ -279,7 +280,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
   async function finish(row: ExecutionRow, next: Finish, port?: StorePort): Promise<void> {
     const now = iso(rt.clock());
     const final = ['succeeded', 'terminal_failure', 'cancelled', 'compensated'].includes(next.state);
-    await inTransaction(rt.engine, async (trx) => {
+    await inTransaction(rt.engine, async (trx, sink) => {
       const moved = await updateExecutionIf(
         trx,
         row.id,
@@ -302,6 +303,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
       if (!moved) return;
       // The run's held-back pure steps are stored with its final state (never without it).
       await port?.flushPending(trx);
+      sink.emitRuntime(flowExecutionEvent(row, next.state, next.error?.code ?? null, now));
       await insertEvent(trx, {
         execution_id: row.id,
         type: `execution.${next.state}`,

@@ -46,6 +46,9 @@ export interface AccessKeyTable {
   expires_at: Timestamp | null;
   revoked_at: Timestamp | null;
   last_used_at: Timestamp | null;
+  /** After a rotation (integration clients): the previous secret's hash, valid until `previous_secret_expires_at`. */
+  previous_secret_hash: string | null;
+  previous_secret_expires_at: Timestamp | null;
 }
 
 export interface RuntimeBootstrapTable {

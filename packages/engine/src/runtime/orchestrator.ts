@@ -13,6 +13,7 @@ import { loadProvider } from '../providers/provider-service.ts';
 import { appendMessages, recentTurns, stateVariables, userContextValues } from '../sessions/session-data-service.ts';
 import { accessSession, effectiveStatus, type SessionRecord, toSessionRecord } from '../sessions/session-service.ts';
 import { updateSessionRow } from '../sessions/session-store.ts';
+import { recordTurnUsage } from '../usage/usage-service.ts';
 import { inTransaction } from '../write.ts';
 import {
   type ActionType,
@@ -573,7 +574,7 @@ async function execute(
             : []),
         ])
       : [];
-    await inTransaction(rt.engine, async (trx) => {
+    await inTransaction(rt.engine, async (trx, sink) => {
       await writeOwnAnonymousEvents(trx, anonymous);
       await insertExecution(trx, {
         id: executionId,
@@ -601,6 +602,40 @@ async function execute(
         created_at: createdAt,
         completed_at: createdAt,
       });
+      sink.emitRuntime({
+        event: outcome.status === 'succeeded' ? 'execution.succeeded' : 'execution.failed',
+        realmId,
+        data: {
+          execution_id: executionId,
+          kind: request.kind,
+          status: outcome.status,
+          agent_id: agent.id,
+          session_id: session?.id ?? null,
+          flow_id: result.flow_id,
+          trace_id: traceId,
+          action_type: action.type,
+          error_code: outcome.errorCode,
+          usage: result.usage,
+          created_at: createdAt,
+        },
+      });
+      if (outcome.usage)
+        await recordTurnUsage(trx, {
+          realmId,
+          executionId,
+          kind: request.kind,
+          status: outcome.status,
+          agentId: agent.id,
+          sessionId: session?.id ?? null,
+          providerId: (outcome.diagnostics.provider_id as string | undefined) ?? null,
+          model: (outcome.diagnostics.model as string | undefined) ?? null,
+          inputTokens: outcome.usage.inputTokens,
+          outputTokens: outcome.usage.outputTokens,
+          costPicos: outcome.usage.costPicos,
+          currency: outcome.usage.currency,
+          createdBy: principal.identityId,
+          at: createdAt,
+        });
       if (session) {
         const expiresAt = new Date(rt.clock() + session.ttlSeconds * 1000).toISOString();
         if (retain && outcome.status === 'succeeded')

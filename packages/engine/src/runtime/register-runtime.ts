@@ -12,12 +12,15 @@ import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
 import { registerFlowTriggerRoutes } from '../flows/flow-trigger-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
+import { registerIntegrationRoutes } from '../integrations/integration-routes.ts';
+import { registerRuntimeWebhookRoutes } from '../integrations/runtime-webhook-routes.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
 import { createCatalogFlowTools, createCatalogPort, productCatalog } from '../mcp/catalog-flow-tools.ts';
 import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
 import { registerSessionRoutes } from '../sessions/session-routes.ts';
 import { registerToolServers } from '../toolservers/register-toolservers.ts';
+import { registerUsageRoutes } from '../usage/usage-routes.ts';
 import { addRuntimeSchemas } from './http-schemas.ts';
 import { createRuntimeContext, type RuntimeContext, type RuntimeContextOptions } from './runtime-context.ts';
 import { registerRuntimeRoutes } from './runtime-routes.ts';
@@ -42,10 +45,16 @@ export const RUNTIME_TAGS = [
     description: 'Durable flow executions: queue, state, cancel, retry, resume, approvals, events, actions',
   },
   { name: 'data', description: 'Anonymous events: PII removed and identifiers pseudonymized before storage' },
+  { name: 'usage', description: 'AI usage priced from provider prices, usage entries, summaries, streamed exports' },
+  {
+    name: 'integrations',
+    description: 'Integration clients (one-time secrets, rotation with overlap) and runtime webhooks',
+  },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
-export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`) use a short-lived
+export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`, \`/api/v1/usages*\`,
+\`/api/v1/integrations/*\`) use a short-lived
 bearer token (scheme \`runtimeToken\`) from \`POST /api/v1/auth/token\` (\`access_key\` + \`secret_key\`); merchant keys do not work there and
 runtime tokens do not work on catalog routes. A realm is the isolation boundary: the token's realm scopes every call, and an id from
 another realm is a 404 like an unknown one; \`realm_id\` in a body must be the token's realm (403). Roles: owner > admin > developer >
@@ -75,6 +84,9 @@ export async function registerRuntime(
   registerFlowTriggerRoutes(rest, rt);
   registerExecutionRoutes(rest, rt);
   registerAnonymousRoutes(rest, rt);
+  registerUsageRoutes(rest, rt);
+  registerIntegrationRoutes(rest, rt);
+  registerRuntimeWebhookRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
   // Catalog tools of flows run in-process against the realm's linked merchant; other tools go to the registry.
