@@ -20,6 +20,7 @@ import {
   type ResumeSignal,
   transition,
 } from '../flows/index.ts';
+import { activePolicy, admitRun, pinOf } from '../governance/governance-enforcement.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { loadActivePrompt } from '../prompts/prompt-service.ts';
@@ -141,6 +142,9 @@ export async function createExecution(
   const realmId = requirePermission(principal, 'runtime:run');
   const key = checkIdempotencyKey(idempotencyKey, false);
   const { version, plan } = await resolveRunnableVersion(rt, realmId, input.flow_id, input.version);
+  // The realm policy active now is pinned to the execution: later activations never change a run in progress.
+  const policy = await activePolicy(rt, realmId);
+  await admitRun(rt, realmId);
   const executionInput = input.input ?? {};
   checkInput(plan, executionInput);
   let settings: AgentSettings = effectiveSettings({});
@@ -178,7 +182,9 @@ export async function createExecution(
           flow: { id: input.flow_id.toLowerCase(), version, plan_hash: plan.hash },
           prompt,
           provider_id: providerId,
+          policy: pinOf(policy),
         }),
+        policy_version_id: policy?.id ?? null,
         signals: JSON.stringify({}),
         wait: null,
         action: null,

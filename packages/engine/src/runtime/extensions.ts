@@ -1,5 +1,6 @@
 import type { AgentRuntime } from '../agents/agent-service.ts';
 import type { FlowToolInvoker } from '../executions/execution-port.ts';
+import type { GovernancePolicy } from '../governance/governance-enforcement.ts';
 import type { RuntimePrincipal } from '../identity/roles.ts';
 import type { ChatTurn } from '../providers/model-clients.ts';
 import type { SessionRecord } from '../sessions/session-service.ts';
@@ -23,6 +24,8 @@ export interface RunContext {
   /** The agent's settings bounds for this run: deadline, node timeouts and retries, tool calls, parallelism, depth, cost. */
   budget: RunBudget;
   traceId: string;
+  /** The realm policy version pinned to the run (null: the realm has none active). */
+  policy: GovernancePolicy | null;
 }
 
 export interface FlowSelection {

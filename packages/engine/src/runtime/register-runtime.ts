@@ -7,6 +7,7 @@ import { registerFlowDraftRoutes } from '../flows/flow-draft-routes.ts';
 import { registerFlowPromotionRoutes } from '../flows/flow-promotion-routes.ts';
 import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
+import { registerGovernanceRoutes } from '../governance/governance-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
@@ -38,10 +39,15 @@ export const RUNTIME_TAGS = [
     description: 'Durable flow executions: queue, state, cancel, retry, resume, approvals, events, actions',
   },
   { name: 'data', description: 'Anonymous events: PII removed and identifiers pseudonymized before storage' },
+  {
+    name: 'governance',
+    description:
+      'Policy versions, maker-checker allowlists, quotas, evaluation datasets and runs, deployment profiles, support access, lawful requests, audit',
+  },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
-export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`) use a short-lived
+export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`, \`/api/v1/governance/*\`) use a short-lived
 bearer token (scheme \`runtimeToken\`) from \`POST /api/v1/auth/token\` (\`access_key\` + \`secret_key\`); merchant keys do not work there and
 runtime tokens do not work on catalog routes. A realm is the isolation boundary: the token's realm scopes every call, and an id from
 another realm is a 404 like an unknown one; \`realm_id\` in a body must be the token's realm (403). Roles: owner > admin > developer >
@@ -69,6 +75,7 @@ export async function registerRuntime(
   registerFlowDraftRoutes(rest, rt);
   registerExecutionRoutes(rest, rt);
   registerAnonymousRoutes(rest, rt);
+  registerGovernanceRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
   return rt;

@@ -1,5 +1,12 @@
 import { AppError, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
 import { type AgentRuntime, loadAgent } from '../agents/agent-service.ts';
+import {
+  activePolicy,
+  admitToolCall,
+  checkToolAllowed,
+  type GovernancePolicy,
+  pinnedPolicy,
+} from '../governance/governance-enforcement.ts';
 import { allows, checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
@@ -72,6 +79,8 @@ export interface CallScope {
   allowed: readonly string[] | undefined;
   agent: AgentRuntime | undefined;
   sessionId: string | null;
+  /** The realm policy that governs the call: the active one, or the version pinned to a flow execution. */
+  policy: GovernancePolicy | null;
 }
 
 export interface CallContext {
@@ -91,21 +100,22 @@ export async function resolveScope(
   context: CallContext,
 ): Promise<CallScope> {
   const realmId = requirePermission(principal, 'runtime:run');
+  const policy = await activePolicy(tools.rt, realmId);
   if (context.sessionId) {
     const session = await accessSession(tools.rt, principal, realmId, context.sessionId, context.resumeToken);
     const status = effectiveStatus(session, tools.rt.clock());
     if (status !== 'active') throw RuntimeErrors.sessionNotActive(session.id, status);
     const agent = await loadAgent(tools.rt, realmId, session.agent_id);
-    return { realmId, allowed: agent?.allowedMcpServers ?? [], agent, sessionId: session.id };
+    return { realmId, allowed: agent?.allowedMcpServers ?? [], agent, sessionId: session.id, policy };
   }
   if (context.agentId) {
     const agent = await loadAgent(tools.rt, realmId, context.agentId);
     if (!agent) throw RuntimeErrors.notFound('Agent', context.agentId);
-    return { realmId, allowed: agent.allowedMcpServers, agent, sessionId: null };
+    return { realmId, allowed: agent.allowedMcpServers, agent, sessionId: null, policy };
   }
   if (!allows(principal.role, 'config:write'))
     throw RuntimeErrors.forbidden(principal.role ?? 'none', 'tool calls outside a session (send session_id)');
-  return { realmId, allowed: undefined, agent: undefined, sessionId: null };
+  return { realmId, allowed: undefined, agent: undefined, sessionId: null, policy };
 }
 
 /** The servers offering a tool in the realm, with the connection settings of each (cached per realm). */
@@ -387,6 +397,9 @@ async function runRoute(
   const args = input.arguments ?? {};
   const chosen = routed.offers.get(routed.decision.chosen!)!;
   checkCall(chosen, args, bounds.approved);
+  // Governance: the realm policy's tool rules, then the tool-call quota (a refused call is never made).
+  await checkToolAllowed(tools.rt, routed.scope.realmId, routed.scope.policy, input.tool_name);
+  await admitToolCall(tools.rt, routed.scope.realmId);
   const order = compatible([routed.decision.chosen!, ...routed.decision.fallbacks], routed.offers, args);
   const plan = callPlan(tools, routed, chosen, input, bounds);
   const outcome = await executeWithRetry(order, plan.call, plan.options);
@@ -419,9 +432,15 @@ export async function executeTool(
 }
 
 /** The scope of a flow execution's tool calls: only its agent's attached servers (none without an agent). */
-export async function flowCallScope(tools: ToolRuntime, realmId: string, agentId: string | null): Promise<CallScope> {
+export async function flowCallScope(
+  tools: ToolRuntime,
+  realmId: string,
+  agentId: string | null,
+  policyVersionId: string | null,
+): Promise<CallScope> {
   const agent = agentId === null ? undefined : await loadAgent(tools.rt, realmId, agentId);
-  return { realmId, allowed: agent?.allowedMcpServers ?? [], agent, sessionId: null };
+  const policy = await pinnedPolicy(tools.rt, realmId, policyVersionId);
+  return { realmId, allowed: agent?.allowedMcpServers ?? [], agent, sessionId: null, policy };
 }
 
 /**
