@@ -1,5 +1,5 @@
 import { type App, sendIdempotent } from '@keel/core';
-import { type Static, Type } from 'typebox';
+import { type Static, type TObject, Type } from 'typebox';
 import { IdempotencyHeaders } from '../http/schemas.ts';
 import { principalOf } from '../identity/runtime-auth.ts';
 import { ACTION_TYPES } from '../runtime/actions.ts';
@@ -37,6 +37,7 @@ import {
   listSupportAccess,
   type PolicyInput,
   putQuota,
+  type RecordKind,
   requestAllowlist,
   SNAPSHOT_LIMIT,
 } from './governance-service.ts';
@@ -460,94 +461,106 @@ export function registerGovernanceRoutes(app: App, rt: RuntimeContext): void {
     async (request) => getEvaluationRun(rt, principalOf(request), request.params.id),
   );
 
-  app.post(
-    '/api/v1/governance/deployment-profiles',
-    {
-      schema: {
-        ...base,
-        summary: 'Record a deployment profile',
-        description:
-          'Admin or owner. Who owns a deployment and which data-handling controls apply to it; metadata only (strings with personal data are a 400 GOVERNANCE_RAW_PII). Send `Idempotency-Key` to make retries safe.',
-        headers: IdempotencyHeaders,
-        body: Type.Object(
-          {
-            ...RealmField,
-            name: Name,
-            environment: OneOf(['production', 'staging', 'development', 'test']),
-            owner: Label,
-            region: Type.String({ minLength: 1, maxLength: 64 }),
-            data_residency: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-            data_handling: OneOf(['standard', 'no_retention']),
-            retention_days: Type.Integer({ minimum: 0, maximum: 3650 }),
-            controls: Type.Optional(
-              Type.Array(Type.String({ minLength: 1, maxLength: 120 }), { maxItems: 50, uniqueItems: true }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: RecordSchema, ...runtimeErrors },
+  /** A record route (deployment profile, support access, lawful request): validated body → `shape` → stored. */
+  const recordRoute = <B extends TObject>(
+    url: string,
+    kind: RecordKind,
+    doc: { summary: string; description: string },
+    body: B,
+    shape: (fields: Record<string, unknown>) => {
+      data: Record<string, unknown>;
+      expiresAt?: string;
+      audit: Record<string, unknown>;
+    },
+  ) =>
+    app.post(
+      url,
+      {
+        schema: {
+          ...base,
+          ...doc,
+          headers: IdempotencyHeaders,
+          body,
+          response: { 201: RecordSchema, ...runtimeErrors },
+        },
+        config: runtimeConfig,
       },
-      config: runtimeConfig,
+      async (request, reply) => {
+        const { realm_id: _realm, ...fields } = request.body as Record<string, unknown>;
+        return sendIdempotent(
+          request,
+          reply,
+          await createRecord(rt, principalOf(request), kind, request.body as Record<string, unknown>, key(request), {
+            ...shape(fields),
+            operation: `POST ${url}`,
+          }),
+        );
+      },
+    );
+
+  recordRoute(
+    '/api/v1/governance/deployment-profiles',
+    'deployment_profile',
+    {
+      summary: 'Record a deployment profile',
+      description:
+        'Admin or owner. Who owns a deployment and which data-handling controls apply to it; metadata only (strings with personal data are a 400 GOVERNANCE_RAW_PII). Send `Idempotency-Key` to make retries safe.',
     },
-    async (request, reply) => {
-      const { realm_id: _realm, ...data } = request.body;
-      return sendIdempotent(
-        request,
-        reply,
-        await createRecord(rt, principalOf(request), 'deployment_profile', request.body, key(request), {
-          data: { controls: [], data_residency: null, ...data },
-          operation: 'POST /api/v1/governance/deployment-profiles',
-          audit: { name: data.name, environment: data.environment },
-        }),
-      );
-    },
+    Type.Object(
+      {
+        ...RealmField,
+        name: Name,
+        environment: OneOf(['production', 'staging', 'development', 'test']),
+        owner: Label,
+        region: Type.String({ minLength: 1, maxLength: 64 }),
+        data_residency: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+        data_handling: OneOf(['standard', 'no_retention']),
+        retention_days: Type.Integer({ minimum: 0, maximum: 3650 }),
+        controls: Type.Optional(
+          Type.Array(Type.String({ minLength: 1, maxLength: 120 }), { maxItems: 50, uniqueItems: true }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    (fields) => ({
+      data: { controls: [], data_residency: null, ...fields },
+      audit: { name: fields.name, environment: fields.environment },
+    }),
   );
 
-  const SupportStatus = OneOf(['active', 'expired']);
-  app.post(
+  recordRoute(
     '/api/v1/governance/support-access',
+    'support_access',
     {
-      schema: {
-        ...base,
-        summary: 'Record customer-approved, time-bound support access',
-        description:
-          'Admin or owner: the realm (the customer) approves access by a named support engineer, for a reason and a scope, for `duration_minutes` (5 to 10,080; default 60) from now. The grant expires by itself: `status` is `active` until `expires_at`, then `expired` (computed at read time, nothing to revoke). Audited at creation; listed by `GET /api/v1/governance/support-access` and in the snapshot. Metadata only (no personal data: a 400 GOVERNANCE_RAW_PII). Send `Idempotency-Key` to make retries safe.',
-        headers: IdempotencyHeaders,
-        body: Type.Object(
-          {
-            ...RealmField,
-            support_engineer: Label,
-            reason: Text,
-            scope: Type.Array(
-              OneOf(['configuration', 'executions', 'sessions_metadata', 'logs', 'tool_servers', 'governance']),
-              { minItems: 1, maxItems: 6, uniqueItems: true },
-            ),
-            customer_approval: Type.Object(
-              { approved_by: Label, reference: Type.Optional(Label) },
-              { additionalProperties: false },
-            ),
-            duration_minutes: Type.Optional(Type.Integer({ minimum: 5, maximum: 10_080, default: 60 })),
-          },
+      summary: 'Record customer-approved, time-bound support access',
+      description:
+        'Admin or owner: the realm (the customer) approves access by a named support engineer, for a reason and a scope, for `duration_minutes` (5 to 10,080; default 60) from now. The grant expires by itself: `status` is `active` until `expires_at`, then `expired` (computed at read time, nothing to revoke). Audited at creation; listed by `GET /api/v1/governance/support-access` and in the snapshot. Metadata only (no personal data: a 400 GOVERNANCE_RAW_PII). Send `Idempotency-Key` to make retries safe.',
+    },
+    Type.Object(
+      {
+        ...RealmField,
+        support_engineer: Label,
+        reason: Text,
+        scope: Type.Array(
+          OneOf(['configuration', 'executions', 'sessions_metadata', 'logs', 'tool_servers', 'governance']),
+          { minItems: 1, maxItems: 6, uniqueItems: true },
+        ),
+        customer_approval: Type.Object(
+          { approved_by: Label, reference: Type.Optional(Label) },
           { additionalProperties: false },
         ),
-        response: { 201: RecordSchema, ...runtimeErrors },
+        duration_minutes: Type.Optional(Type.Integer({ minimum: 5, maximum: 10_080, default: 60 })),
       },
-      config: runtimeConfig,
-    },
-    async (request, reply) => {
-      const { realm_id: _realm, duration_minutes, ...rest } = request.body;
+      { additionalProperties: false },
+    ),
+    ({ duration_minutes, ...fields }) => {
       const startsAt = rt.clock();
-      const expiresAt = new Date(startsAt + (duration_minutes ?? 60) * 60_000).toISOString();
-      return sendIdempotent(
-        request,
-        reply,
-        await createRecord(rt, principalOf(request), 'support_access', request.body, key(request), {
-          data: { ...rest, starts_at: new Date(startsAt).toISOString(), expires_at: expiresAt },
-          expiresAt,
-          operation: 'POST /api/v1/governance/support-access',
-          audit: { support_engineer: rest.support_engineer, scope: rest.scope, expires_at: expiresAt },
-        }),
-      );
+      const expiresAt = new Date(startsAt + ((duration_minutes as number | undefined) ?? 60) * 60_000).toISOString();
+      return {
+        data: { ...fields, starts_at: new Date(startsAt).toISOString(), expires_at: expiresAt },
+        expiresAt,
+        audit: { support_engineer: fields.support_engineer, scope: fields.scope, expires_at: expiresAt },
+      };
     },
   );
   app.get(
@@ -557,7 +570,7 @@ export function registerGovernanceRoutes(app: App, rt: RuntimeContext): void {
         ...base,
         summary: 'List support access grants',
         description: 'Admin or owner. Newest first; `status` filters on active (not yet expired) or expired.',
-        querystring: Type.Object({ ...PageQuery, status: Type.Optional(SupportStatus) }),
+        querystring: Type.Object({ ...PageQuery, status: Type.Optional(OneOf(['active', 'expired'])) }),
         response: { 200: page(RecordSchema), ...runtimeErrors },
       },
       config: runtimeConfig,
@@ -566,52 +579,39 @@ export function registerGovernanceRoutes(app: App, rt: RuntimeContext): void {
       listSupportAccess(rt, principalOf(request), { ...request.query, limit: request.query.limit ?? 20 }),
   );
 
-  app.post(
+  recordRoute(
     '/api/v1/governance/lawful-requests',
+    'lawful_request',
     {
-      schema: {
-        ...base,
-        summary: 'Record lawful-request metadata',
-        description:
-          'Admin or owner. Metadata of a request by an authority (who, where, what kind, which reference, dates, status, affected data categories) — never the content asked for or disclosed, and no personal data (a 400 GOVERNANCE_RAW_PII). Send `Idempotency-Key` to make retries safe.',
-        headers: IdempotencyHeaders,
-        body: Type.Object(
-          {
-            ...RealmField,
-            authority: Label,
-            jurisdiction: Type.String({ pattern: '^[A-Z]{2}(-[A-Z0-9]{1,3})?$', description: 'ISO 3166 code' }),
-            request_type: OneOf(['subpoena', 'court_order', 'warrant', 'preservation', 'emergency', 'other']),
-            reference: Label,
-            received_at: Type.String({ format: 'date-time' }),
-            due_at: Type.Optional(Type.String({ format: 'date-time' })),
-            status: OneOf(['received', 'under_review', 'disclosed', 'partially_disclosed', 'rejected', 'challenged']),
-            data_categories: Type.Optional(
-              Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20, uniqueItems: true }),
-            ),
-          },
-          { additionalProperties: false },
+      summary: 'Record lawful-request metadata',
+      description:
+        'Admin or owner. Metadata of a request by an authority (who, where, what kind, which reference, dates, status, affected data categories) — never the content asked for or disclosed, and no personal data (a 400 GOVERNANCE_RAW_PII). Send `Idempotency-Key` to make retries safe.',
+    },
+    Type.Object(
+      {
+        ...RealmField,
+        authority: Label,
+        jurisdiction: Type.String({ pattern: '^[A-Z]{2}(-[A-Z0-9]{1,3})?$', description: 'ISO 3166 code' }),
+        request_type: OneOf(['subpoena', 'court_order', 'warrant', 'preservation', 'emergency', 'other']),
+        reference: Label,
+        received_at: Type.String({ format: 'date-time' }),
+        due_at: Type.Optional(Type.String({ format: 'date-time' })),
+        status: OneOf(['received', 'under_review', 'disclosed', 'partially_disclosed', 'rejected', 'challenged']),
+        data_categories: Type.Optional(
+          Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20, uniqueItems: true }),
         ),
-        response: { 201: RecordSchema, ...runtimeErrors },
       },
-      config: runtimeConfig,
-    },
-    async (request, reply) => {
-      const { realm_id: _realm, ...data } = request.body;
-      return sendIdempotent(
-        request,
-        reply,
-        await createRecord(rt, principalOf(request), 'lawful_request', request.body, key(request), {
-          data: {
-            due_at: null,
-            data_categories: [],
-            ...data,
-            received_at: new Date(data.received_at).toISOString(),
-            ...(data.due_at ? { due_at: new Date(data.due_at).toISOString() } : {}),
-          },
-          operation: 'POST /api/v1/governance/lawful-requests',
-          audit: { request_type: data.request_type, jurisdiction: data.jurisdiction, status: data.status },
-        }),
-      );
-    },
+      { additionalProperties: false },
+    ),
+    (fields) => ({
+      data: {
+        due_at: null,
+        data_categories: [],
+        ...fields,
+        received_at: new Date(String(fields.received_at)).toISOString(),
+        ...(fields.due_at ? { due_at: new Date(String(fields.due_at)).toISOString() } : {}),
+      },
+      audit: { request_type: fields.request_type, jurisdiction: fields.jurisdiction, status: fields.status },
+    }),
   );
 }
