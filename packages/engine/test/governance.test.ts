@@ -560,6 +560,36 @@ for (const target of testDatabaseTargets()) {
       assert.equal(foreignDataset.status, 404);
     });
 
+    test('an evaluation run is bounded in time: cases not started within 120 s are errors, the run is still stored', async (t) => {
+      const engine = await shared.fresh();
+      let first = true;
+      const upstream = await startUpstream(t, () => {
+        if (first) engine.advance(121_000);
+        first = false;
+        return { content: 'Yes.' };
+      });
+      const { agentId } = await setupAgent(engine, engine.a, upstream.url, { prompt: PROMPT });
+      const dataset = await engine.call('POST', `${G}/evaluation-datasets`, {
+        token: engine.a.token,
+        body: {
+          name: 'Six',
+          kind: 'synthetic',
+          cases: Array.from({ length: 6 }, (_, i) => ({ input: `Question number ${i + 1}` })),
+        },
+      });
+      const run = await engine.call('POST', `${G}/evaluation-runs`, {
+        token: engine.a.token,
+        body: { dataset_id: dataset.body.id, agent_id: agentId, mode: 'offline' },
+      });
+      assert.equal(run.status, 201, JSON.stringify(run.body));
+      assert.deepEqual(
+        run.body.results.slice(4).map((r: any) => r.error?.code),
+        ['EVALUATION_DEADLINE', 'EVALUATION_DEADLINE'],
+      );
+      assert.equal(run.body.summary.errors >= 2, true);
+      assert.ok(upstream.calls.length <= 4);
+    });
+
     test('deployment profiles, support access (expires by itself, listable) and lawful requests are audited metadata', async () => {
       const engine = await shared.fresh();
       let token = engine.a.token;

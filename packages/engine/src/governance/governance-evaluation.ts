@@ -29,9 +29,10 @@ import {
   insertEvaluationRun,
 } from './governance-store.ts';
 
-/** Bounds of evaluation: cases per dataset, cases answered at once, answer text kept per case. */
+/** Bounds of evaluation: cases per dataset, cases answered at once, a run's total time, answer text kept per case. */
 export const MAX_CASES = 100;
 const CONCURRENCY = 4;
+export const MAX_RUN_MS = 120_000;
 const MAX_KEPT_ANSWER = 2000;
 
 export interface EvaluationCase {
@@ -214,8 +215,17 @@ export async function runEvaluation(
   let tokens = 0;
   let costPicos = 0n;
   const results: Record<string, unknown>[] = new Array(cases.length);
+  const started = rt.clock();
   const runCase = async (index: number) => {
     const testCase = cases[index]!;
+    if (rt.clock() - started > MAX_RUN_MS) {
+      results[index] = {
+        index,
+        outcome: 'error',
+        error: { code: 'EVALUATION_DEADLINE', message: `not started within the run's ${MAX_RUN_MS / 1000} s` },
+      };
+      return;
+    }
     const budget = createRunBudget(agent.settings, rt.clock);
     try {
       const outcome = await answerDirectly(

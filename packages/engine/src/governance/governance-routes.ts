@@ -25,6 +25,7 @@ import {
   type DatasetInput,
   getEvaluationRun,
   MAX_CASES,
+  MAX_RUN_MS,
   type RunInput,
   runEvaluation,
 } from './governance-evaluation.ts';
@@ -422,8 +423,7 @@ export function registerGovernanceRoutes(app: App, rt: RuntimeContext): void {
       schema: {
         ...base,
         summary: 'Run and record a side-effect-free evaluation',
-        description:
-          "Developer or stronger. Answers every case of the dataset with the agent (its provider, active prompt and knowledge, the same path as a chat turn; 4 cases at a time, each within the agent's latency budget) and stores the run with per-case outcomes (`passed`, `failed` with the reasons, `error` with the code). Side-effect free: no session, transcript, execution record or anonymous event is written and no tool is ever called (a case's `tool_call` is only checked against the policy, `executed: false`). Modes: `offline` judges under the active policy; `shadow` under the candidate version `policy_id` and reports, per case, whether the active and candidate decisions differ; `adversarial` also fails an answer that holds or asks for sensitive data. Counts as one request of the quota, and its tokens and cost. 201 with the run; each POST records a new run (no Idempotency-Key: the cases would be answered again).",
+        description: `Developer or stronger. Answers every case of the dataset with the agent (its provider, active prompt and knowledge, the same path as a chat turn; 4 cases at a time, each within the agent's latency budget; a case not started within ${MAX_RUN_MS / 1000} s of the run is an \`error\` EVALUATION_DEADLINE) and stores the run with per-case outcomes (\`passed\`, \`failed\` with the reasons, \`error\` with the code). Side-effect free: no session, transcript, execution record or anonymous event is written and no tool is ever called (a case's \`tool_call\` is only checked against the policy, \`executed: false\`). Modes: \`offline\` judges under the active policy; \`shadow\` under the candidate version \`policy_id\` and reports, per case, whether the active and candidate decisions differ; \`adversarial\` also fails an answer that holds or asks for sensitive data. Counts as one request of the quota, and its tokens and cost. 201 with the run; each POST records a new run (no Idempotency-Key: the cases would be answered again).`,
         body: Type.Object(
           {
             ...RealmField,
