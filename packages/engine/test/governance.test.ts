@@ -178,6 +178,22 @@ for (const target of testDatabaseTargets()) {
       assert.match(String(unauthenticated.headers['www-authenticate']), /Bearer/);
     });
 
+    test('runtime auth covers every /api/v1/governance route: documented as runtimeToken, 401 without a token', async () => {
+      const engine = await shared.fresh();
+      const document = (await engine.call('GET', '/openapi.json')).body;
+      const operations = Object.entries(document.paths as Record<string, Record<string, any>>)
+        .filter(([path]) => path.startsWith('/api/v1/governance'))
+        .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+      assert.ok(operations.length >= 14, String(operations.length));
+      for (const { path, method, operation } of operations) {
+        assert.deepEqual(operation.security, [{ runtimeToken: [] }], `${method} ${path}`);
+        const url = path.replace(/\{[^}]+\}/g, '01a21853-1a22-7b33-8c44-d55e66f77a01');
+        const refused = await engine.call(method.toUpperCase(), url, { body: method === 'get' ? undefined : {} });
+        assert.equal(refused.status, 401, `${method} ${path}`);
+        assert.equal(refused.body.error.code, 'AUTH_TOKEN_INVALID');
+      }
+    });
+
     test('maker-checker: the maker never decides their own request; decisions are final; approval extends the policy', async (t) => {
       const engine = await shared.fresh();
       const server = await startMcpServer(t, { tools: [reserveTool] });
