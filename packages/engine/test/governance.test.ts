@@ -413,6 +413,37 @@ for (const target of testDatabaseTargets()) {
       assert.equal(server.calls.length, 1);
     });
 
+    test('proxy and aggregate tool calls follow the policy and count against the tool-call quota', async (t) => {
+      const engine = await shared.fresh();
+      const token = engine.a.token;
+      const servers = [await startMcpServer(t, { label: 'A' }), await startMcpServer(t, { label: 'B' })];
+      const ids: string[] = [];
+      for (const server of servers) ids.push(await registerServer(engine, engine.a, server));
+      const proxy = () =>
+        engine.call('POST', '/api/v1/runtime/mcp/proxy', {
+          token,
+          body: { server_id: ids[0], tool_name: 'lookup_stock', arguments: { sku: 'TENT-2P' } },
+        });
+      const aggregate = () =>
+        engine.call('POST', '/api/v1/runtime/mcp/tools/aggregate', {
+          token,
+          body: { tool_name: 'lookup_stock', arguments: { sku: 'TENT-2P' } },
+        });
+      await activePolicy(engine, engine.a, { allowed_tools: ['reserve_stock'] });
+      assert.equal((await proxy()).status, 403);
+      assert.equal((await aggregate()).status, 403);
+      assert.equal(servers[0]!.calls.length + servers[1]!.calls.length, 0);
+      await activePolicy(engine, engine.a, {});
+      await engine.call('PUT', `${G}/quotas`, { token, body: { window_seconds: 600, max_tool_calls: 3 } });
+      const aggregated = await aggregate();
+      assert.equal(aggregated.status, 200, JSON.stringify(aggregated.body));
+      assert.equal(aggregated.body.results.length, 2);
+      assert.equal((await proxy()).status, 200);
+      const over = await proxy();
+      assert.equal(over.status, 429);
+      assert.equal(servers[0]!.calls.length + servers[1]!.calls.length, 3);
+    });
+
     test('evaluation datasets refuse raw personal data; approved_redacted needs an admin and an approval', async () => {
       const engine = await shared.fresh();
       const developer = await member(engine, engine.a, 'developer');

@@ -264,9 +264,9 @@ export function admitRun(rt: RuntimeContext, realmId: string): Promise<void> {
   return admit(rt, realmId, { requests: 1 }, ['tokens', 'cost']);
 }
 
-/** One tool call (REST tool execution, a flow's tool step). */
-export function admitToolCall(rt: RuntimeContext, realmId: string): Promise<void> {
-  return admit(rt, realmId, { tool_calls: 1 }, []);
+/** Tool calls (REST tool execution, proxy and aggregate calls, a flow's tool step): one each. */
+export function admitToolCall(rt: RuntimeContext, realmId: string, calls = 1): Promise<void> {
+  return admit(rt, realmId, { tool_calls: calls }, []);
 }
 
 /** Adds a finished run's tokens and cost to the window (never refuses: the run already happened). */

@@ -384,6 +384,18 @@ function callPlan(tools: ToolRuntime, routed: Routed, first: Offer, input: Execu
   return { call, options };
 }
 
+/** Governance before any call: the realm policy's tool rules, then the tool-call quota (`calls` calls counted). */
+async function governCall(
+  tools: ToolRuntime,
+  realmId: string,
+  policy: GovernancePolicy | null,
+  toolName: string,
+  calls = 1,
+): Promise<void> {
+  await checkToolAllowed(tools.rt, realmId, policy, toolName);
+  await admitToolCall(tools.rt, realmId, calls);
+}
+
 /** Checks and executes a routed call along the chosen server and its compatible fallbacks; records the trace. */
 async function runRoute(
   tools: ToolRuntime,
@@ -397,9 +409,7 @@ async function runRoute(
   const args = input.arguments ?? {};
   const chosen = routed.offers.get(routed.decision.chosen!)!;
   checkCall(chosen, args, bounds.approved);
-  // Governance: the realm policy's tool rules, then the tool-call quota (a refused call is never made).
-  await checkToolAllowed(tools.rt, routed.scope.realmId, routed.scope.policy, input.tool_name);
-  await admitToolCall(tools.rt, routed.scope.realmId);
+  await governCall(tools, routed.scope.realmId, routed.scope.policy, input.tool_name);
   const order = compatible([routed.decision.chosen!, ...routed.decision.fallbacks], routed.offers, args);
   const plan = callPlan(tools, routed, chosen, input, bounds);
   const outcome = await executeWithRetry(order, plan.call, plan.options);
@@ -515,8 +525,10 @@ export async function aggregateTool(
   const servers = routed.decision.parallel.length > 0 ? routed.decision.parallel : [routed.decision.chosen!];
   const first = routed.offers.get(servers[0]!)!;
   checkCall(first, args);
+  const eligible = compatible(servers, routed.offers, args);
+  await governCall(tools, routed.scope.realmId, routed.scope.policy, input.tool_name, eligible.length);
   const plan = callPlan(tools, routed, first, input);
-  const aggregate = await executeParallel(compatible(servers, routed.offers, args), plan.call, plan.options);
+  const aggregate = await executeParallel(eligible, plan.call, plan.options);
   recordTrace(
     tools,
     routed.scope.realmId,
@@ -600,6 +612,7 @@ export async function proxyCall(
     );
   const args = input.arguments ?? {};
   checkCall(offer, args);
+  await governCall(tools, realmId, await activePolicy(tools.rt, realmId), input.tool_name);
   const policy = retryPolicy({});
   const outcome = await executeWithRetry(
     [offer.server.id],
