@@ -21,6 +21,9 @@ test('in process: amounts add up per key within a window; 0 reads', async () => 
   assert.ok(a!.resetAt > Date.now() && a!.resetAt <= Date.now() + 60_000);
   const [read] = await counters.add([{ key: 'a', amount: 0 }], 60_000);
   assert.equal(read!.total, 2);
+  // A window of another length is another count, even where both windows start at the same instant.
+  const [longer] = await counters.add([{ key: 'a', amount: 0 }], 120_000);
+  assert.equal(longer!.total, 0);
 });
 
 test('an unreachable Redis never fails or holds up a count: it is counted in process', async () => {
@@ -49,7 +52,7 @@ for (const url of process.env.TEST_REDIS_URL ? [process.env.TEST_REDIS_URL] : []
       await first!.add([{ key: 'k', amount: 3 }], 60_000);
       const [total] = await second!.add([{ key: 'k', amount: 4 }], 60_000);
       assert.equal(total!.total, 7);
-      const ttl = await clients[0]!.pttl(`${namespace}k:${total!.resetAt - 60_000}`);
+      const ttl = await clients[0]!.pttl(`${namespace}k:60000:${total!.resetAt - 60_000}`);
       assert.ok(ttl > 0 && ttl <= 61_000, String(ttl));
     } finally {
       for (const client of clients) client.disconnect();

@@ -39,7 +39,8 @@ export function createWindowCounters(options: { redis?: Redis | undefined; names
       const now = Date.now();
       const start = now - (now % windowMs);
       const resetAt = start + windowMs;
-      const keys = entries.map((e) => `${namespace}${e.key}:${start}`);
+      // The window length is part of the key: windows of another length never share a count.
+      const keys = entries.map((e) => `${namespace}${e.key}:${windowMs}:${start}`);
       const amounts = entries.map((e) => Math.round(e.amount));
       const ttlMs = resetAt - now + 1000;
       let totals: number[] | undefined;

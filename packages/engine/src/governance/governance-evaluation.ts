@@ -1,4 +1,4 @@
-import { fromJsonColumn, toIsoString } from '@keel/core';
+import { fromJsonColumn } from '@keel/core';
 import { loadAgent } from '../agents/agent-service.ts';
 import type { RuntimePrincipal } from '../identity/roles.ts';
 import { requirePermission } from '../identity/roles.ts';
@@ -19,7 +19,7 @@ import {
   type GovernancePolicy,
   pinnedPolicy,
 } from './governance-enforcement.ts';
-import { GOVERNANCE_PROPOSE, governanceWrite, rejectPersonalData } from './governance-service.ts';
+import { GOVERNANCE_PROPOSE, governanceWrite, iso, rejectPersonalData } from './governance-service.ts';
 import {
   type DatasetRow,
   type EvaluationRunRow,
@@ -49,10 +49,6 @@ export interface DatasetInput {
   kind: 'synthetic' | 'approved_redacted';
   cases: EvaluationCase[];
   approval?: { reference: string; note?: string | undefined } | undefined;
-}
-
-function iso(value: string | Date | null): string | null {
-  return value === null ? null : toIsoString(value);
 }
 
 export function toDatasetView(row: DatasetRow) {

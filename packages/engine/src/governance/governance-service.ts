@@ -56,7 +56,8 @@ const GOVERNANCE_PROPOSE: Permission = 'config:write';
 
 export { GOVERNANCE_PROPOSE };
 
-function iso(value: string | Date | null): string | null {
+/** A stored timestamp as ISO text (null stays null). */
+export function iso(value: string | Date | null): string | null {
   return value === null ? null : toIsoString(value);
 }
 
