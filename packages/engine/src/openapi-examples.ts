@@ -48,6 +48,10 @@ export const EXAMPLE_IDS = {
   integrationClient: '01a21853-1c22-7d33-8e44-f55a66b77c01',
   runtimeWebhook: '01a21853-2d33-7e44-9f55-a66b77c88d01',
   runtimeWebhookUrl: 'https://hooks.acme-outdoor.com/keel/runtime',
+  policy: '01a21853-1a22-7b33-8c44-d55e66f77a01',
+  allowlistRequest: '01a21853-2b33-7c44-9d55-e66f77a88b01',
+  dataset: '01a21853-3c44-7d55-8e66-f77a88b99c01',
+  evaluationRun: '01a21853-4d55-7e66-9f77-a88b99caad01',
 } as const;
 
 const E = EXAMPLE_IDS;
@@ -460,6 +464,92 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   'POST /api/v1/integrations/clients/{id}/rotate-secret': {
     params: { id: E.integrationClient },
     body: { overlap_seconds: 3600 },
+  },
+  'GET /api/v1/governance': {},
+  'POST /api/v1/governance/policies': {
+    ...idempotent('policy-storefront-v2'),
+    body: {
+      name: 'Storefront policy',
+      description: 'Storefront agents answer, clarify, show products and hand over to checkout; stock lookups only',
+      rules: {
+        allowed_actions: ['RESPOND', 'CLARIFY', 'ESCALATE', 'RENDER_PRODUCTS', 'CHECKOUT_HANDOFF', 'ERROR'],
+        allowed_tools: ['lookup_stock'],
+        allowed_provider_types: ['openai_compatible'],
+        data_handling: 'standard',
+      },
+    },
+  },
+  'POST /api/v1/governance/policies/{id}/activate': { params: { id: E.policy } },
+  'POST /api/v1/governance/allowlist': {
+    body: { scope: 'tool', value: 'reserve_stock', reason: 'Checkout flow reserves stock before payment (CHG-2231)' },
+  },
+  'POST /api/v1/governance/allowlist/{id}/decision': {
+    params: { id: E.allowlistRequest },
+    body: { decision: 'approve', note: 'Reviewed with the checkout team' },
+  },
+  'PUT /api/v1/governance/quotas': {
+    body: {
+      window_seconds: 3600,
+      max_requests: 50_000,
+      max_tokens: 20_000_000,
+      max_cost: '250.00',
+      max_tool_calls: 100_000,
+    },
+  },
+  'POST /api/v1/governance/evaluation-datasets': {
+    ...idempotent('dataset-shipping-v1'),
+    body: {
+      name: 'Shipping questions',
+      kind: 'synthetic',
+      cases: [
+        { input: 'Do you ship tents to Norway?', expected_action: 'RESPOND', expected_contains: ['Oslo'] },
+        {
+          input: 'Reserve two tents for me',
+          tool_call: { tool_name: 'reserve_stock', arguments: { sku: 'TENT-2P', quantity: 2 } },
+        },
+      ],
+    },
+  },
+  'POST /api/v1/governance/evaluation-runs': {
+    body: { dataset_id: E.dataset, agent_id: E.agent, mode: 'offline' },
+  },
+  'GET /api/v1/governance/evaluation-runs/{id}': { params: { id: E.evaluationRun } },
+  'POST /api/v1/governance/deployment-profiles': {
+    ...idempotent('deployment-eu-prod'),
+    body: {
+      name: 'EU storefront',
+      environment: 'production',
+      owner: 'Commerce platform team',
+      region: 'eu-west-1',
+      data_residency: 'EU',
+      data_handling: 'no_retention',
+      retention_days: 30,
+      controls: ['transcripts off', 'zero-data-retention providers', 'quarterly access review'],
+    },
+  },
+  'POST /api/v1/governance/support-access': {
+    ...idempotent('support-ticket-88213'),
+    body: {
+      support_engineer: 'Keel support, engineer 17',
+      reason: 'Ticket 88213: chat turns fail with RUNTIME_PROVIDER_FAILED',
+      scope: ['configuration', 'executions', 'logs'],
+      customer_approval: { approved_by: 'Realm owner', reference: 'Ticket 88213' },
+      duration_minutes: 120,
+    },
+  },
+  'GET /api/v1/governance/support-access': { query: { status: 'active', limit: 20 } },
+  'POST /api/v1/governance/lawful-requests': {
+    ...idempotent('lawful-2026-0142'),
+    body: {
+      authority: 'District court of Amsterdam',
+      jurisdiction: 'NL',
+      request_type: 'preservation',
+      reference: 'Case 2026/0142',
+      received_at: '2026-11-20T09:30:00Z',
+      due_at: '2026-12-04T17:00:00Z',
+      status: 'under_review',
+      data_categories: ['session metadata', 'execution records'],
+    },
   },
   'POST /api/v1/runtime/execute': {
     body: {

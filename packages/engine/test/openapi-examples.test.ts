@@ -217,10 +217,15 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/executions',
           'POST /api/v1/runtime/mcp/routing/rules',
           'POST /api/v1/runtime/mcp/tools/execute',
+          'POST /api/v1/governance/policies',
+          'POST /api/v1/governance/evaluation-datasets',
+          'POST /api/v1/governance/evaluation-runs',
         ],
         // After everything else: archiving leaves the flow read-only (on a flow of its own; its hook switches the
         // flow id the examples use), and the session ones each end a session (on sessions of their own).
         last: [
+          // Activating the example policy (stock lookups only) after every tool and flow example.
+          'POST /api/v1/governance/policies/{id}/activate',
           'POST /api/v1/runtime/flows/{id}/archive',
           'POST /api/v1/runtime/sessions/{sessionId}/complete',
           'POST /api/v1/runtime/sessions/{sessionId}/cancel',
@@ -273,6 +278,9 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/webhooks': (body, map) => void map.set(E.runtimeWebhook, body.id),
           'POST /api/v1/runtime/mcp/tools/execute': (body, map) => void map.set(E.trace, body.trace_id),
           'POST /api/v1/runtime/mcp/tool-proposals/generate': (body, map) => void map.set(E.proposal, body.data[0].id),
+          'POST /api/v1/governance/policies': (body, map) => void map.set(E.policy, body.id),
+          'POST /api/v1/governance/evaluation-datasets': (body, map) => void map.set(E.dataset, body.id),
+          'POST /api/v1/governance/evaluation-runs': (body, map) => void map.set(E.evaluationRun, body.id),
         },
         before: {
           // A second key for the bulk operations, so the single-key ones keep theirs.
@@ -358,6 +366,36 @@ for (const target of testDatabaseTargets()) {
             ),
           'POST /api/v1/runtime/flows/{id}/triggers/{triggerId}/fire': eventTrigger,
           'DELETE /api/v1/runtime/flows/{id}/triggers/{triggerId}': eventTrigger,
+          // Maker-checker: the request comes from another member (a developer service), the example decides it.
+          'POST /api/v1/governance/allowlist/{id}/decision': async (map) => {
+            const maker = await call(
+              'POST',
+              `/api/v1/realms/${boot.realmId}/services`,
+              {
+                username: `maker-${Math.random().toString(36).slice(2, 8)}`,
+                role: 'developer',
+                issue_credentials: true,
+              },
+              true,
+            );
+            const exchanged = await rest({
+              method: 'POST',
+              url: '/api/v1/auth/token',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                access_key: maker.credentials.access_key,
+                secret_key: maker.credentials.secret_key,
+              }),
+            });
+            const requested = await rest({
+              method: 'POST',
+              url: '/api/v1/governance/allowlist',
+              headers: { authorization: `Bearer ${exchanged.body.access_token}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ scope: 'tool', value: 'reserve_stock', reason: 'Checkout reserves stock' }),
+            });
+            assert.equal(requested.status, 201, JSON.stringify(requested.body));
+            map.set(E.allowlistRequest, requested.body.id);
+          },
           'POST /api/v1/runtime/sessions/{sessionId}/complete': newSession,
           'POST /api/v1/runtime/sessions/{sessionId}/cancel': newSession,
         },
@@ -374,6 +412,9 @@ for (const target of testDatabaseTargets()) {
       assert.equal(answer('POST /api/v1/runtime/mcp/tools/execute').tool_name, 'lookup_stock');
       assert.equal(answer('GET /api/v1/runtime/mcp/routing/trace/{traceId}').decisions.length, 1);
       assert.equal(answer('POST /api/v1/runtime/mcp/servers/{id}/credentials/{version}/rollback').active_version, 1);
+      assert.equal(answer('POST /api/v1/governance/policies/{id}/activate').status, 'active');
+      assert.equal(answer('POST /api/v1/governance/allowlist/{id}/decision').status, 'approved');
+      assert.equal(answer('POST /api/v1/governance/evaluation-runs').summary.passed, 2);
       const chat = results.find((result) => result.key === 'POST /api/v1/runtime/ai/chat')!.body as any;
       // The realm has active flows: the turn went through flow routing (its flow's catalog tool is not wired here,
       // so a routed turn may end failed with an ERROR action; either way the answer shows the routing decision).

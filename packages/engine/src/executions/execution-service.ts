@@ -22,6 +22,7 @@ import {
   type ResumeSignal,
   transition,
 } from '../flows/index.ts';
+import { activePolicy, admitRun, pinOf } from '../governance/governance-enforcement.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { loadActivePrompt } from '../prompts/prompt-service.ts';
@@ -144,15 +145,20 @@ export interface PreparedExecution {
 /**
  * Resolves and checks what an execution of a flow pins: the active version (or a given published `version`), the
  * input against the flow's input contract, the agent's settings and active prompt version — so later changes never
- * alter a run in progress. Throws the 4xx of a flow that cannot run, an invalid input or an unknown agent.
+ * alter a run in progress — and the realm policy active now. Throws the 4xx of a flow that cannot run, an invalid input or an unknown agent.
  */
 export async function prepareExecution(
   rt: RuntimeContext,
   realmId: string,
   createdBy: string,
   input: ExecutionInput,
+  options: { admitted?: boolean } = {},
 ): Promise<PreparedExecution> {
   const { version, plan } = await resolveRunnableVersion(rt, realmId, input.flow_id, input.version);
+  // The realm policy active now is pinned to the execution: later activations never change a run in progress.
+  const policy = await activePolicy(rt, realmId);
+  // The quota counts the run here unless its caller (a chat turn) already did.
+  if (!options.admitted) await admitRun(rt, realmId);
   const executionInput = input.input ?? {};
   checkInput(plan, executionInput);
   let settings: AgentSettings = effectiveSettings({});
@@ -184,7 +190,9 @@ export async function prepareExecution(
         flow: { id: input.flow_id.toLowerCase(), version, plan_hash: plan.hash },
         prompt,
         provider_id: providerId,
+        policy: pinOf(policy),
       }),
+      policy_version_id: policy?.id ?? null,
       signals: JSON.stringify({}),
       wait: null,
       action: null,
@@ -237,11 +245,13 @@ export async function createExecution(
     /** The idempotency payload (default: `input`) and the answer's body (default: the execution view). */
     payload?: unknown;
     respond?: (view: ReturnType<typeof toExecutionView>) => unknown;
+    /** The realm quota already counted this run (a chat turn queuing its flow). */
+    admitted?: boolean;
   } = {},
 ): Promise<IdempotentResponse<unknown>> {
   const realmId = requirePermission(principal, 'runtime:run');
   const key = checkIdempotencyKey(idempotencyKey, false);
-  const prepared = await prepareExecution(rt, realmId, principal.identityId, input);
+  const prepared = await prepareExecution(rt, realmId, principal.identityId, input, { admitted: options.admitted });
   // A synchronous execute creates the execution leased to its runner, so no worker takes it before it starts.
   const lease = options.runner?.leaseFor(rt.clock());
   const operation = options.operation ?? 'POST /api/v1/runtime/executions';

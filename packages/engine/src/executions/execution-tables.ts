@@ -13,6 +13,8 @@ export interface FlowExecutionTable {
   input: unknown;
   settings: unknown;
   pinned: unknown;
+  /** The governance policy version active when the execution was created (migration 2026_11_26_0010). */
+  policy_version_id: string | null;
   signals: unknown;
   wait: unknown;
   action: unknown;

@@ -176,6 +176,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
           realmId: row.realm_id,
           agentId: row.agent_id,
           approvalGated: approvalGatedNodes(plan),
+          policyVersionId: row.policy_version_id,
         },
         {
           plans: await subflowPlans(rt, row.realm_id, plan),

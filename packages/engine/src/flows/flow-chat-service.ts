@@ -306,7 +306,12 @@ export function createFlowChatEngine(rt: RuntimeContext): FlowEngine {
           session_id: run.session?.id,
         },
         idempotency.key,
-        { operation: 'POST /api/v1/runtime/execute', payload: idempotency.payload, respond: idempotency.respond },
+        {
+          operation: 'POST /api/v1/runtime/execute',
+          payload: idempotency.payload,
+          respond: idempotency.respond,
+          admitted: true,
+        },
       ),
   };
 }

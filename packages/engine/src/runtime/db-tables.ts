@@ -222,6 +222,8 @@ export interface ExecutionTable {
   usage: unknown;
   /** Versions pinned to the execution: prompt id and version, provider id, contract version. */
   pinned: unknown;
+  /** The governance policy version active when the run started (migration 2026_11_26_0010). */
+  policy_version_id: string | null;
   error_code: string | null;
   created_by: string;
   created_at: Timestamp;

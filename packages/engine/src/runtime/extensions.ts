@@ -3,6 +3,7 @@ import type { ProductView } from '../catalog/product-schemas.ts';
 import type { DetailsQuery } from '../catalog/product-service.ts';
 import type { FlowToolInvoker } from '../executions/execution-port.ts';
 import type { CatalogProduct, ProductQuery } from '../flows/flow-continuation.ts';
+import type { GovernancePolicy } from '../governance/governance-enforcement.ts';
 import type { RuntimePrincipal } from '../identity/roles.ts';
 import type { ChatTurn } from '../providers/model-clients.ts';
 import type { SessionRecord } from '../sessions/session-service.ts';
@@ -26,6 +27,8 @@ export interface RunContext {
   /** The agent's settings bounds for this run: deadline, node timeouts and retries, tool calls, parallelism, depth, cost. */
   budget: RunBudget;
   traceId: string;
+  /** The realm policy version pinned to the run (null: the realm has none active). */
+  policy: GovernancePolicy | null;
 }
 
 export interface FlowSelection {

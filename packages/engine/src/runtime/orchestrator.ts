@@ -2,6 +2,14 @@ import { claimIdempotencyKey, type IdempotencyClaim, type IdempotentResponse } f
 import { estimateTokens, ModelCallError } from '@keel/models';
 import { type AgentRuntime, loadAgent, resolveAgent } from '../agents/agent-service.ts';
 import { prepareOwnAnonymousEvents, writeOwnAnonymousEvents } from '../anonymous/anonymous-service.ts';
+import {
+  actionAllowed,
+  activePolicy,
+  admitRun,
+  chargeRun,
+  checkProviderAllowed,
+  pinOf,
+} from '../governance/governance-enforcement.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { realmHasKnowledge, searchKnowledgeRows } from '../knowledge/knowledge-service.ts';
@@ -139,7 +147,7 @@ function errorAction(code: string, message: string, retryable: boolean): Normali
   return { type: 'ERROR', content: message, data: { code, retryable }, metadata: {} };
 }
 
-interface Outcome {
+export interface Outcome {
   action: NormalizedAction;
   status: 'succeeded' | 'failed';
   errorCode: string | null;
@@ -152,7 +160,7 @@ async function promptValues(
   rt: RuntimeContext,
   realmId: string,
   declared: readonly string[],
-  request: RunRequest,
+  request: Pick<RunRequest, 'metadata' | 'channel' | 'locale'>,
   agent: AgentRuntime,
   session: SessionRecord | null,
 ): Promise<Record<string, unknown>> {
@@ -196,10 +204,23 @@ function requireUsableProvider(agent: AgentRuntime, provider: ProviderRecord | u
   return provider;
 }
 
-/** A turn answered by the agent's provider with its system prompt, the session history and allowed knowledge. */
-async function answerDirectly(rt: RuntimeContext, run: RunContext, request: RunRequest): Promise<Outcome> {
+/**
+ * A turn answered by the agent's provider with its system prompt, the session history and allowed knowledge; it
+ * writes nothing (the caller stores what it keeps), so governance evaluations answer their cases through it too.
+ */
+export async function answerDirectly(
+  rt: RuntimeContext,
+  run: RunContext,
+  request: Pick<RunRequest, 'messages' | 'metadata' | 'channel' | 'locale'>,
+): Promise<Outcome> {
   const { agent, session, budget } = run;
   const provider = requireUsableProvider(agent, await loadProvider(rt, run.realmId, agent.aiProviderId));
+  await checkProviderAllowed(rt, run.realmId, run.policy, provider.type);
+  if (run.policy?.rules.data_handling === 'no_retention' && provider.settings.zero_data_retention !== true)
+    throw RuntimeErrors.agentNotReady(
+      agent.id,
+      `the realm policy (version ${run.policy.version}) requires data_handling no_retention: the provider needs settings.zero_data_retention`,
+    );
   let prompt: Awaited<ReturnType<typeof loadActivePrompt>>;
   if (agent.systemPromptId) {
     prompt = await loadActivePrompt(rt, run.realmId, agent.systemPromptId);
@@ -451,6 +472,9 @@ async function execute(
   if (requestedFlow && !(await rt.extensions.flows?.exists(realmId, requestedFlow)))
     throw RuntimeErrors.notFound('Flow', requestedFlow);
 
+  // The realm policy active now is pinned to this run; the quota counts it before any work.
+  const policy = await activePolicy(rt, realmId);
+  await admitRun(rt, realmId);
   const running = rt.running.get(agent.id) ?? 0;
   if (running >= agent.settings.max_concurrency) {
     throw Object.assign(RuntimeErrors.concurrency(agent.id, running), { headers: { 'retry-after': '1' } });
@@ -476,6 +500,7 @@ async function execute(
       clientCapabilities: request.clientCapabilities,
       budget,
       traceId,
+      policy,
     };
     const turnRequest = session ? request : { ...request, messages: request.messages.slice(-1) };
     const { selection, diagnostics: routed } = rt.extensions.flows
@@ -510,7 +535,25 @@ async function execute(
         await inTransaction(rt.engine, (trx) => updateSessionRow(trx, session.id, { flow_id: selection.flowId }));
       return queued as IdempotentResponse<QueuedRunResult>;
     }
-    const outcome = selection ? await runFlow(rt, selection, run) : await answerDirectly(rt, run, turnRequest);
+    const answered = selection ? await runFlow(rt, selection, run) : await answerDirectly(rt, run, turnRequest);
+    const outcome: Outcome = actionAllowed(policy, answered.action.type)
+      ? answered
+      : {
+          ...answered,
+          action: errorAction(
+            'POLICY_ACTION_BLOCKED',
+            `The assistant's answer (${answered.action.type}) is not allowed by the realm policy.`,
+            false,
+          ),
+          status: 'failed',
+          errorCode: 'POLICY_ACTION_BLOCKED',
+          diagnostics: { ...answered.diagnostics, blocked_action: answered.action.type },
+        };
+    if (outcome.usage)
+      await chargeRun(rt, realmId, {
+        tokens: outcome.usage.inputTokens + outcome.usage.outputTokens,
+        costPicos: outcome.usage.costPicos,
+      });
 
     const intended = sanitizeHandoff(outcome.action);
     const action = downgradeForClient(intended, request.clientCapabilities);
@@ -552,7 +595,7 @@ async function execute(
       },
       created_at: createdAt,
     };
-    const retain = agent.settings.data_handling === 'standard';
+    const retain = agent.settings.data_handling === 'standard' && policy?.rules.data_handling !== 'no_retention';
     // Anonymous events of the turn (issue 15): the session's user and assistant messages, by role and action only.
     const anonymous = session
       ? await prepareOwnAnonymousEvents(rt, realmId, 'runtime', [
@@ -596,7 +639,9 @@ async function execute(
           prompt: outcome.diagnostics.prompt ?? null,
           provider_id: outcome.diagnostics.provider_id ?? null,
           flow: outcome.flow ? { id: outcome.flow.flowId, version: outcome.flow.version } : null,
+          policy: pinOf(policy),
         }),
+        policy_version_id: policy?.id ?? null,
         error_code: outcome.errorCode,
         created_by: principal.identityId,
         created_at: createdAt,

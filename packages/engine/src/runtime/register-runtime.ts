@@ -10,6 +10,7 @@ import { registerFlowPromotionRoutes } from '../flows/flow-promotion-routes.ts';
 import { registerFlowRoutes } from '../flows/flow-routes.ts';
 import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
 import { registerFlowTriggerRoutes } from '../flows/flow-trigger-routes.ts';
+import { registerGovernanceRoutes } from '../governance/governance-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerIntegrationRoutes } from '../integrations/integration-routes.ts';
@@ -50,11 +51,16 @@ export const RUNTIME_TAGS = [
     name: 'integrations',
     description: 'Integration clients (one-time secrets, rotation with overlap) and runtime webhooks',
   },
+  {
+    name: 'governance',
+    description:
+      'Policy versions, maker-checker allowlists, quotas, evaluation datasets and runs, deployment profiles, support access, lawful requests, audit',
+  },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
 export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`, \`/api/v1/usages*\`,
-\`/api/v1/integrations/*\`) use a short-lived
+\`/api/v1/integrations/*\`, \`/api/v1/governance*\`) use a short-lived
 bearer token (scheme \`runtimeToken\`) from \`POST /api/v1/auth/token\` (\`access_key\` + \`secret_key\`); merchant keys do not work there and
 runtime tokens do not work on catalog routes. A realm is the isolation boundary: the token's realm scopes every call, and an id from
 another realm is a 404 like an unknown one; \`realm_id\` in a body must be the token's realm (403). Roles: owner > admin > developer >
@@ -87,6 +93,7 @@ export async function registerRuntime(
   registerUsageRoutes(rest, rt);
   registerIntegrationRoutes(rest, rt);
   registerRuntimeWebhookRoutes(rest, rt);
+  registerGovernanceRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
   // Catalog tools of flows run in-process against the realm's linked merchant; other tools go to the registry.
