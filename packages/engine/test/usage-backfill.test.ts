@@ -56,7 +56,7 @@ for (const target of testDatabaseTargets()) {
         .selectAll()
         .select((eb) => eb.cast('cost_picos', 'text').as('cost_picos'))
         .where('realm_id', '=', realmId)
-        .orderBy('id')
+        .orderBy('source')
         .execute();
       assert.deepEqual(
         records.map((r) => [r.execution_id, r.source, r.cost_picos, r.currency, Number(r.input_tokens), r.name]),
