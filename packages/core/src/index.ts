@@ -126,3 +126,27 @@ export {
 } from './outbox/outbox-table.ts';
 export { generateSigningSecret, signWebhook } from './outbox/signature.ts';
 export type { CliCommand, CommandIo, RunningService, ServiceAddress, ServiceDefinition } from './service.ts';
+export {
+  type ActiveSpan,
+  collectMetrics,
+  currentSpan,
+  currentTraceId,
+  currentTraceparent,
+  flushTelemetry,
+  type OutboundPeer,
+  observeQueueDepth,
+  prometheusText,
+  runInSpan,
+  startTelemetry,
+  tracingExported,
+  withClientSpan,
+  withSpan,
+} from './telemetry/telemetry.ts';
+export {
+  formatTraceparent,
+  isTraceId,
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  type TraceContext,
+} from './telemetry/trace-context.ts';
