@@ -31,7 +31,8 @@ async function buildApp(
     logLevel: 'silent',
   });
   // The handler awaits a timer and then reads the trace context: the request's span survives async hops.
-  app.post('/work/:id', async () => {
+  app.post('/work/:id', async (request) => {
+    assert.ok(request.body, 'the body was parsed before the handler');
     await new Promise((resolve) => setTimeout(resolve, 5));
     return { traceparent: currentTraceparent() };
   });
@@ -48,14 +49,16 @@ const caller = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 describe('telemetry', () => {
   test('a valid traceparent is continued: the request id is its trace id, and handlers see a child span', async (t) => {
     const app = await buildApp(t);
-    const response = await app.inject({
+    // A real socket: the body arrives in the socket's async context, after the onRequest hook.
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    const sent = await fetch(`${address}/work/1`, {
       method: 'POST',
-      url: '/work/1',
-      headers: { traceparent: caller },
-      payload: {},
+      headers: { traceparent: caller, 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 'x'.repeat(2000) }),
     });
+    const response = { headers: Object.fromEntries(sent.headers), json: async () => sent.json() };
     assert.equal(response.headers['x-request-id'], '4bf92f3577b34da6a3ce929d0e0e4736');
-    const inner = parseTraceparent(response.json().traceparent);
+    const inner = parseTraceparent((await response.json()).traceparent);
     assert.equal(inner?.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
     assert.notEqual(inner?.spanId, '00f067aa0ba902b7');
   });

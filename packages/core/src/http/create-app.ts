@@ -134,6 +134,12 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
     });
     runInSpan(span, done);
   });
+  // Body parsing resumes in the socket's own async context: re-enter the span for validation, hooks and handler.
+  app.addHook('preValidation', (request, _reply, done) => {
+    const span = serverSpanOf(request.raw);
+    if (span) runInSpan(span, done);
+    else done();
+  });
   // The request line is logged at info; below that level the object is not even built.
   const logRequests = ['info', 'debug', 'trace'].includes(options.logLevel);
   app.addHook('onResponse', (request, reply, done) => {

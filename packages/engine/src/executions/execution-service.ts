@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import {
   checkIdempotencyKey,
+  currentTraceId,
   decodeCursor,
   encodeCursor,
   fromJsonColumn,
   type IdempotentResponse,
+  newTraceId,
   toBoolean,
   toIsoString,
 } from '@keel/core';
@@ -193,7 +195,8 @@ export async function createExecution(
         run_at: now,
         lease_owner: lease?.owner ?? null,
         lease_expires_at: lease?.until ?? null,
-        trace_id: randomUUID(),
+        // The request's W3C trace id: the worker runs the execution in the same trace.
+        trace_id: currentTraceId() ?? newTraceId(),
         created_by: principal.identityId,
         created_at: now,
         updated_at: now,

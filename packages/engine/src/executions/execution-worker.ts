@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createLoopHealth, fromJsonColumn, toBoolean } from '@keel/core';
+import { createLoopHealth, fromJsonColumn, isTraceId, newSpanId, runInSpan, toBoolean, withSpan } from '@keel/core';
 import type { AgentSettings } from '../agents/agent-settings.ts';
 import { loadPublishedPlan, subflowPlans } from '../flows/flow-service.ts';
 import {
@@ -136,7 +136,17 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     inFlight.set(row.id, { controller, done });
   }
 
-  async function runClaimed(row: ExecutionRow, stopped: AbortController): Promise<void> {
+  /** Runs a claimed execution as a span of the trace of the request that queued it (provider and tool calls join it). */
+  function runClaimed(row: ExecutionRow, stopped: AbortController): Promise<void> {
+    const run = () =>
+      withSpan('execution.run', { 'keel.execution.id': row.id, 'keel.realm.id': row.realm_id }, () =>
+        runExecution(row, stopped),
+      );
+    if (!isTraceId(row.trace_id)) return run();
+    return runInSpan({ traceId: row.trace_id, spanId: newSpanId(), sampled: true }, run);
+  }
+
+  async function runExecution(row: ExecutionRow, stopped: AbortController): Promise<void> {
     const cancel = new AbortController();
     const lost = new AbortController();
     const abortAll = () => cancel.abort(new Error('worker stopping'));
