@@ -18,6 +18,31 @@ import { formatTraceparent, newSpanId, newTraceId, parseTraceparent, type TraceC
 /** The span a piece of work runs in: its W3C context and, when the OpenTelemetry SDK records, the SDK span. */
 export interface ActiveSpan extends TraceContext {
   span?: Span;
+  parentSpanId?: string;
+  /** The tenant the work belongs to (the engine's realm), inherited by child spans; see `setSpanTenant`. */
+  tenant?: string;
+  name: string;
+  kind: SpanKindName;
+  peer?: OutboundPeer;
+  /** Epoch milliseconds. */
+  startedAt: number;
+}
+
+export type SpanKindName = 'server' | 'client' | 'internal';
+
+/** A span that ended, as `onSpanEnd` listeners see it (whether or not the SDK records spans). */
+export interface FinishedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | undefined;
+  tenant: string | undefined;
+  name: string;
+  kind: SpanKindName;
+  peer: OutboundPeer | undefined;
+  startedAt: number;
+  durationMs: number;
+  failed: boolean;
+  attributes: Attributes;
 }
 
 /** Who an outgoing call goes to: the `keel.peer` attribute of its span and duration metric. */
@@ -52,6 +77,7 @@ interface TelemetryState {
 }
 
 const activeSpan = new AsyncLocalStorage<ActiveSpan>();
+const spanListeners = new Set<(span: FinishedSpan) => void>();
 const queueSources = new Set<(observe: (queue: string, depth: number) => void) => Promise<void>>();
 let loading: Promise<TelemetryState> | undefined;
 let state: TelemetryState | undefined;
@@ -163,27 +189,48 @@ function createInstruments(meter: Meter): Instruments {
   };
 }
 
-/** Event-loop delay and utilization, heap and CPU: the autoscaling signals of the process. */
+/** The autoscaling signals of this process, as `runtimeSignals` reports them. */
+export interface RuntimeSignals {
+  /** 99th percentile of the event-loop delay over the last minute or so, in ms. */
+  eventLoopDelayP99Ms: number;
+  /** Share of time the event loop was busy since the previous reading (0–1). */
+  eventLoopUtilization: number;
+  /** HTTP requests in flight across the listeners of this process. */
+  activeRequests: number;
+  heapUsedBytes: number;
+}
+
+const eventLoopDelay = monitorEventLoopDelay({ resolution: 20 });
+let lastUtilization = performance.eventLoopUtilization();
+let activeRequestCount = 0;
+
+/** Event-loop delay and utilization, in-flight requests and heap: the signals an autoscaler reads. */
+export function runtimeSignals(): RuntimeSignals {
+  const now = performance.eventLoopUtilization();
+  const utilization = performance.eventLoopUtilization(now, lastUtilization).utilization;
+  lastUtilization = now;
+  const p99 = eventLoopDelay.count > 0 ? eventLoopDelay.percentile(99) / 1e6 : 0;
+  return {
+    eventLoopDelayP99Ms: Math.round(p99 * 100) / 100,
+    eventLoopUtilization: Math.round(utilization * 1000) / 1000,
+    activeRequests: activeRequestCount,
+    heapUsedBytes: process.memoryUsage().heapUsed,
+  };
+}
+
 function observeRuntime(meter: Meter): void {
-  const delay = monitorEventLoopDelay({ resolution: 20 });
-  delay.enable();
-  let lastUtilization = performance.eventLoopUtilization();
+  eventLoopDelay.enable();
+  // A rolling window: the histogram restarts every minute so the percentile follows the current load.
+  setInterval(() => eventLoopDelay.reset(), 60_000).unref();
   meter
     .createObservableGauge('nodejs.eventloop.delay.p99', {
       unit: 's',
       description: 'Event-loop delay, 99th percentile.',
     })
-    .addCallback((result) => {
-      result.observe(delay.percentile(99) / 1e9);
-      delay.reset();
-    });
+    .addCallback((result) => result.observe(runtimeSignals().eventLoopDelayP99Ms / 1000));
   meter
     .createObservableGauge('nodejs.eventloop.utilization', { description: 'Share of time the event loop was busy.' })
-    .addCallback((result) => {
-      const now = performance.eventLoopUtilization();
-      result.observe(performance.eventLoopUtilization(now, lastUtilization).utilization);
-      lastUtilization = now;
-    });
+    .addCallback((result) => result.observe(runtimeSignals().eventLoopUtilization));
   meter
     .createObservableGauge('process.memory.heap_used', { unit: 'By', description: 'V8 heap in use.' })
     .addCallback((result) => result.observe(process.memoryUsage().heapUsed));
@@ -224,22 +271,65 @@ function sdkContext(parent: TraceContext | undefined): Context {
   });
 }
 
+const KIND_CODES: Record<SpanKindName, number> = {
+  server: SPAN_KIND_SERVER,
+  client: SPAN_KIND_CLIENT,
+  internal: SPAN_KIND_INTERNAL,
+};
+
 /** Starts a span under `parent` (the SDK's span when tracing is exported; a bare context otherwise). */
-function startSpan(name: string, kind: number, parent: TraceContext | undefined, attributes: Attributes): ActiveSpan {
+function startSpan(
+  name: string,
+  kind: SpanKindName,
+  parent: (TraceContext & { tenant?: string }) | undefined,
+  attributes: Attributes,
+): ActiveSpan {
   const tracer = state?.tracer;
+  const base = { name, kind, startedAt: Date.now(), parentSpanId: parent?.spanId, tenant: parent?.tenant };
   if (tracer) {
-    const span = tracer.startSpan(name, { kind, attributes }, sdkContext(parent));
+    const span = tracer.startSpan(name, { kind: KIND_CODES[kind], attributes }, sdkContext(parent));
     const context = span.spanContext();
-    return { traceId: context.traceId, spanId: context.spanId, sampled: (context.traceFlags & 1) === 1, span };
+    return { ...base, traceId: context.traceId, spanId: context.spanId, sampled: (context.traceFlags & 1) === 1, span };
   }
-  return { traceId: parent?.traceId ?? newTraceId(), spanId: newSpanId(), sampled: parent?.sampled ?? false };
+  return { ...base, traceId: parent?.traceId ?? newTraceId(), spanId: newSpanId(), sampled: parent?.sampled ?? false };
 }
 
-function endSpan(active: ActiveSpan, failure: string | undefined, attributes?: Attributes): void {
-  if (!active.span) return;
-  if (attributes) active.span.setAttributes(attributes);
-  if (failure !== undefined) active.span.setStatus({ code: STATUS_ERROR, message: failure });
-  active.span.end();
+function endSpan(active: ActiveSpan, failure: string | undefined, attributes: Attributes = {}): void {
+  if (active.span) {
+    active.span.setAttributes(attributes);
+    if (failure !== undefined) active.span.setStatus({ code: STATUS_ERROR, message: failure });
+    active.span.end();
+  }
+  if (spanListeners.size === 0) return;
+  const finished: FinishedSpan = {
+    traceId: active.traceId,
+    spanId: active.spanId,
+    parentSpanId: active.parentSpanId,
+    tenant: active.tenant,
+    name: active.name,
+    kind: active.kind,
+    peer: active.peer,
+    startedAt: active.startedAt,
+    durationMs: Date.now() - active.startedAt,
+    failed: failure !== undefined,
+    attributes,
+  };
+  for (const listener of spanListeners) listener(finished);
+}
+
+/**
+ * Calls `listener` with every span that ends in this process (server, client and internal), traced or not; the
+ * engine stores them as its per-realm logs and timelines. Returns the function that removes the listener.
+ */
+export function onSpanEnd(listener: (span: FinishedSpan) => void): () => void {
+  spanListeners.add(listener);
+  return () => spanListeners.delete(listener);
+}
+
+/** Marks the current span (and the spans it starts from now on) as work of `tenant`. */
+export function setSpanTenant(tenant: string): void {
+  const active = activeSpan.getStore();
+  if (active) active.tenant = tenant;
 }
 
 /** The span the current code runs in, if any. */
@@ -258,6 +348,25 @@ export function currentTraceparent(): string {
   return formatTraceparent(active ?? { traceId: newTraceId(), spanId: newSpanId(), sampled: false });
 }
 
+/**
+ * Runs `work` as a continuation of trace `traceId` (work queued by a request and run later, e.g. by a worker):
+ * spans it starts join that trace and belong to `tenant`.
+ */
+export function continueTrace<T>(traceId: string, tenant: string | undefined, work: () => T): T {
+  return activeSpan.run(
+    {
+      traceId,
+      spanId: newSpanId(),
+      sampled: true,
+      tenant,
+      name: 'continuation',
+      kind: 'internal',
+      startedAt: Date.now(),
+    },
+    work,
+  );
+}
+
 /** Runs `work` inside `span` (so the calls it makes are its children). */
 export function runInSpan<T>(span: ActiveSpan, work: () => T): T {
   return activeSpan.run(span, work);
@@ -268,7 +377,7 @@ export function runInSpan<T>(span: ActiveSpan, work: () => T): T {
  * trace otherwise. The caller ends it with `endServerSpan`.
  */
 export function startServerSpan(traceparent: string | string[] | undefined, name: string): ActiveSpan {
-  return startSpan(name, SPAN_KIND_SERVER, parseTraceparent(traceparent), {});
+  return startSpan(name, 'server', parseTraceparent(traceparent), {});
 }
 
 /** Ends a request's server span and records its duration, status and route in the HTTP metrics. */
@@ -282,7 +391,8 @@ export function endServerSpan(
     'http.route': request.route,
     'http.response.status_code': request.statusCode,
   };
-  if (span.span) span.span.updateName(`${request.method} ${request.route}`);
+  span.name = `${request.method} ${request.route}`;
+  if (span.span) span.span.updateName(span.name);
   endSpan(span, request.statusCode >= 500 ? `HTTP ${request.statusCode}` : undefined, attributes);
   const instruments = state?.instruments;
   if (!instruments) return;
@@ -294,6 +404,7 @@ export function endServerSpan(
 
 /** Counts a request in flight (+1 when it starts, -1 when it ends). */
 export function countActiveRequest(service: string, delta: 1 | -1): void {
+  activeRequestCount += delta;
   state?.instruments.activeRequests.add(delta, { 'keel.service': service });
 }
 
@@ -302,13 +413,13 @@ export function countActiveRequest(service: string, delta: 1 | -1): void {
  * records, a no-op wrapper otherwise.
  */
 export async function withSpan<T>(name: string, attributes: Attributes, work: () => Promise<T>): Promise<T> {
-  const span = startSpan(name, SPAN_KIND_INTERNAL, activeSpan.getStore(), attributes);
+  const span = startSpan(name, 'internal', activeSpan.getStore(), attributes);
   try {
     const result = await activeSpan.run(span, work);
-    endSpan(span, undefined);
+    endSpan(span, undefined, attributes);
     return result;
   } catch (error) {
-    endSpan(span, (error as Error)?.name ?? 'error');
+    endSpan(span, (error as Error)?.name ?? 'error', attributes);
     throw error;
   }
 }
@@ -325,12 +436,14 @@ export async function withClientSpan<T>(
   work: (traceparent: string) => Promise<T>,
   parent?: string | null,
 ): Promise<T> {
+  const spanAttributes = { 'keel.peer': peer, ...attributes };
   const span = startSpan(
     name,
-    SPAN_KIND_CLIENT,
+    'client',
     (parent ? parseTraceparent(parent) : undefined) ?? activeSpan.getStore(),
-    { 'keel.peer': peer, ...attributes },
+    spanAttributes,
   );
+  span.peer = peer;
   const started = performance.now();
   let failure: string | undefined;
   try {
@@ -339,7 +452,7 @@ export async function withClientSpan<T>(
     failure = (error as Error)?.name ?? 'error';
     throw error;
   } finally {
-    endSpan(span, failure);
+    endSpan(span, failure, spanAttributes);
     state?.instruments.outboundDuration.record((performance.now() - started) / 1000, {
       'keel.peer': peer,
       outcome: failure === undefined ? 'ok' : 'error',

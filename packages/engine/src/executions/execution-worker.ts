@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { createLoopHealth, fromJsonColumn, isTraceId, newSpanId, runInSpan, toBoolean, withSpan } from '@keel/core';
+import {
+  continueTrace,
+  createLoopHealth,
+  fromJsonColumn,
+  isTraceId,
+  newTraceId,
+  toBoolean,
+  withSpan,
+} from '@keel/core';
 import type { AgentSettings } from '../agents/agent-settings.ts';
 import { loadPublishedPlan, subflowPlans } from '../flows/flow-service.ts';
 import {
@@ -142,8 +150,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
       withSpan('execution.run', { 'keel.execution.id': row.id, 'keel.realm.id': row.realm_id }, () =>
         runExecution(row, stopped),
       );
-    if (!isTraceId(row.trace_id)) return run();
-    return runInSpan({ traceId: row.trace_id, spanId: newSpanId(), sampled: true }, run);
+    return continueTrace(isTraceId(row.trace_id) ? row.trace_id : newTraceId(), row.realm_id, run);
   }
 
   async function runExecution(row: ExecutionRow, stopped: AbortController): Promise<void> {

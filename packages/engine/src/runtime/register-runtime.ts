@@ -10,6 +10,8 @@ import { registerFlowRoutingRoutes } from '../flows/flow-routing-routes.ts';
 import { registerIdentityRoutes } from '../identity/identity-routes.ts';
 import { installRuntimeAuth } from '../identity/runtime-auth.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
+import { registerObservabilityRoutes } from '../observability/observability-routes.ts';
+import { createObservabilityRecorder } from '../observability/observability-service.ts';
 import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
 import { registerSessionRoutes } from '../sessions/session-routes.ts';
@@ -39,9 +41,10 @@ export const RUNTIME_TAGS = [
   },
   { name: 'data', description: 'Anonymous events: PII removed and identifiers pseudonymized before storage' },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
+  { name: 'observability', description: 'Structured events, trace timelines, realm metrics and alert rules' },
 ];
 
-export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`) use a short-lived
+export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`, \`/api/v1/observability/*\`) use a short-lived
 bearer token (scheme \`runtimeToken\`) from \`POST /api/v1/auth/token\` (\`access_key\` + \`secret_key\`); merchant keys do not work there and
 runtime tokens do not work on catalog routes. A realm is the isolation boundary: the token's realm scopes every call, and an id from
 another realm is a 404 like an unknown one; \`realm_id\` in a body must be the token's realm (403). Roles: owner > admin > developer >
@@ -70,6 +73,9 @@ export async function registerRuntime(
   registerExecutionRoutes(rest, rt);
   registerAnonymousRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
+  const observability = createObservabilityRecorder(rt);
+  rest.addHook('onClose', () => observability.close());
+  registerObservabilityRoutes(rest, rt, observability);
   await registerToolServers(rest, rt);
   return rt;
 }

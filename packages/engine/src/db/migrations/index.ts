@@ -7,6 +7,7 @@ import * as createExecutionTables from './2026_11_26_0002_create_execution_table
 import * as createToolServerTables from './2026_11_26_0003_create_tool_server_tables.ts';
 import * as createFlowRoutingTables from './2026_11_26_0004_create_flow_routing_tables.ts';
 import * as createAnonymousEventTables from './2026_11_26_0005_create_anonymous_event_tables.ts';
+import * as createObservabilityTables from './2026_11_26_0020_create_observability_tables.ts';
 
 /** The engine's migrations, in the order they run (the catalog's, then the runtime's). */
 export const engineMigrations: MigrationSet = {
@@ -18,4 +19,5 @@ export const engineMigrations: MigrationSet = {
   '2026_11_26_0003_create_tool_server_tables': createToolServerTables,
   '2026_11_26_0004_create_flow_routing_tables': createFlowRoutingTables,
   '2026_11_26_0005_create_anonymous_event_tables': createAnonymousEventTables,
+  '2026_11_26_0020_create_observability_tables': createObservabilityTables,
 };
