@@ -2,6 +2,7 @@
 // 127.0.0.1 receives the engine's server span, the execution's span, the provider call and the tool call with the
 // caller's trace id, and the provider double and the MCP server both receive a traceparent of that trace.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
@@ -45,8 +46,6 @@ after(() => new Promise<void>((resolve) => collector.close(() => resolve())));
 process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
 process.env.OTEL_SERVICE_NAME = 'keel-otlp-test';
 
-const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
-
 for (const target of testDatabaseTargets()) {
   describe(`OpenTelemetry export of one flow execution (${target.dialect})`, () => {
     const shared = sharedRuntime(target, { env: { ENGINE_TOOL_PROBE_INTERVAL_SECONDS: '0' } });
@@ -56,6 +55,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('engine, provider and tool call spans share the caller traceparent trace id', async (t) => {
+      const TRACE_ID = randomBytes(16).toString('hex');
       const engine = await shared.fresh();
       worker = createExecutionWorker(engine.runtime, { concurrency: 2, leaseMs: 3000, pollMs: 50 });
       engine.runtime.extensions.executions = worker;
