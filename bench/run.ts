@@ -10,6 +10,7 @@ const ALL = [
   'detect-quality',
   'detect-http',
   'guard-gateway',
+  'guard-gateway-profile',
   'geo-events',
   'geo-analytics',
   'geo-graph',

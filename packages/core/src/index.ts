@@ -2,6 +2,7 @@ export { bearerToken, constantTimeEqual, generateKey, sha256Hex } from './auth/s
 export type { Cache } from './cache/cache.ts';
 export { createMemoryCache } from './cache/memory-cache.ts';
 export { type OpenedCache, openCache } from './cache/open-cache.ts';
+export { createWindowCounters, type WindowCount, type WindowCounters } from './cache/window-counter.ts';
 export { reportListening, resolveWorkerCount, startWorkerPool, type WorkerPool } from './cluster/workers.ts';
 export {
   ConfigError,

@@ -18,6 +18,7 @@ import {
   type ResumeSignal,
 } from '../flows/index.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
+import { flowExecutionEvent } from '../webhooks/events.ts';
 import { inTransaction } from '../write.ts';
 import { approvalId } from './execution-actions.ts';
 import { createStorePort, type FlowToolInvoker, type StorePort } from './execution-port.ts';
@@ -192,6 +193,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
           realmId: row.realm_id,
           agentId: row.agent_id,
           approvalGated: approvalGatedNodes(plan),
+          policyVersionId: row.policy_version_id,
         },
         {
           plans: await subflowPlans(rt, row.realm_id, plan),
@@ -296,7 +298,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
   async function finish(row: ExecutionRow, next: Finish, port?: StorePort): Promise<void> {
     const now = iso(rt.clock());
     const final = ['succeeded', 'terminal_failure', 'cancelled', 'compensated'].includes(next.state);
-    await inTransaction(rt.engine, async (trx) => {
+    await inTransaction(rt.engine, async (trx, sink) => {
       const moved = await updateExecutionIf(
         trx,
         row.id,
@@ -319,6 +321,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
       if (!moved) return;
       // The run's held-back pure steps are stored with its final state (never without it).
       await port?.flushPending(trx);
+      sink.emitRuntime(flowExecutionEvent(row, next.state, next.error?.code ?? null, now));
       await insertEvent(trx, {
         execution_id: row.id,
         type: `execution.${next.state}`,
