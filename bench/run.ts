@@ -23,6 +23,7 @@ const ALL = [
   'tool-routing',
   'tool-execution',
   'anonymous-ingest',
+  'telemetry-overhead',
 ];
 const ARGS: Record<string, string[]> = { 'detect-quality': ['--report'] };
 const NODE_FLAGS: Record<string, string[]> = { 'geo-measure': ['--expose-gc'] };

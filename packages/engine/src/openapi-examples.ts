@@ -44,6 +44,7 @@ export const EXAMPLE_IDS = {
   proposal: '01a21852-5a66-7b77-9c88-d99eaafbba01',
   routingRule: '01a21852-6b77-7c88-8d99-eaafbbcccb01',
   trace: '4f1d7c2a-9b3e-4e8a-a1c6-0d5b7e9f2a31',
+  observedTrace: '4bf92f3577b34da6a3ce929d0e0e4736',
   trigger: '01a21852-7c88-7d99-8eaa-fbbcccdd0c01',
   integrationClient: '01a21853-1c22-7d33-8e44-f55a66b77c01',
   runtimeWebhook: '01a21853-2d33-7e44-9f55-a66b77c88d01',
@@ -419,6 +420,13 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
     },
   },
   'GET /api/v1/data/query': { query: { type: 'product_view', limit: 20 } },
+  'GET /api/v1/observability/logs': { query: { level: 'info', kind: 'request', limit: 20 } },
+  'GET /api/v1/observability/traces/{trace_id}': { params: { trace_id: E.observedTrace } },
+  'GET /api/v1/observability/metrics': { query: { window_seconds: 300 } },
+  'GET /api/v1/observability/alerts': { query: { limit: 20 } },
+  'POST /api/v1/observability/alerts': {
+    body: { name: 'Error rate above 5%', metric: 'error_rate', operator: 'gt', threshold: 0.05, window_seconds: 300 },
+  },
   'GET /api/v1/data/summary': { query: { bucket: 'day', type: 'product_view' } },
   'POST /api/v1/runtime/ai/usage': {
     body: {

@@ -46,6 +46,8 @@ export interface FakeServer {
   state: FakeServerState;
   /** tools/call requests served (`meta`: the request's `_meta`); refused ones only with `failNextCalls`. */
   calls: { name: string; args: Record<string, unknown>; meta?: Record<string, unknown>; failed?: true }[];
+  /** The W3C `traceparent` header of every request that carried one. */
+  traceparents: string[];
   close(): Promise<void>;
 }
 
@@ -172,6 +174,7 @@ export async function startMcpServer(
       delayMs: 0,
     },
     calls: [],
+    traceparents: [],
     close: async () => undefined,
   };
   const streams = new Map<string, { res: http.ServerResponse; deliver: (message: unknown) => void }>();
@@ -179,6 +182,7 @@ export async function startMcpServer(
 
   const handler = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const state = server.state;
+    if (typeof req.headers.traceparent === 'string') server.traceparents.push(req.headers.traceparent);
     const body = req.method === 'POST' ? await readBody(req) : '';
     if (state.delayMs > 0) await sleep(state.delayMs);
     if (req.method === 'POST' && req.url === '/token') {

@@ -283,6 +283,11 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/governance/evaluation-runs': (body, map) => void map.set(E.evaluationRun, body.id),
         },
         before: {
+          // A trace of the replay realm: the newest event's (every runtime call before this one left events).
+          'GET /api/v1/observability/traces/{trace_id}': async (map) => {
+            const logs = await call('GET', '/api/v1/observability/logs?limit=1', undefined, true);
+            map.set(E.observedTrace, logs.data[0].trace_id);
+          },
           // A second key for the bulk operations, so the single-key ones keep theirs.
           'POST /api/v1/catalog/keys/bulk-revoke': async (map) => {
             const key = await call('POST', '/api/v1/catalog/keys', { name: 'Old importer', scope: 'merchant' });

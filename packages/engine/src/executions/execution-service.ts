@@ -1,11 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import {
   checkIdempotencyKey,
+  currentTraceId,
   decodeCursor,
   type Executor,
   encodeCursor,
   fromJsonColumn,
   type IdempotentResponse,
+  newTraceId,
   toBoolean,
   toIsoString,
 } from '@keel/core';
@@ -208,7 +209,8 @@ export async function prepareExecution(
       run_at: now,
       lease_owner: extra.lease?.owner ?? null,
       lease_expires_at: extra.lease?.until ?? null,
-      trace_id: randomUUID(),
+      // The request's W3C trace id: the worker runs the execution in the same trace.
+      trace_id: currentTraceId() ?? newTraceId(),
       created_by: extra.createdBy ?? createdBy,
       created_at: now,
       updated_at: now,

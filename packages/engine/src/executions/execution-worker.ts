@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { createLoopHealth, fromJsonColumn, toBoolean } from '@keel/core';
+import {
+  continueTrace,
+  createLoopHealth,
+  fromJsonColumn,
+  isTraceId,
+  newTraceId,
+  toBoolean,
+  withSpan,
+} from '@keel/core';
 import type { AgentSettings } from '../agents/agent-settings.ts';
 import { loadPublishedPlan, subflowPlans } from '../flows/flow-service.ts';
 import {
@@ -137,7 +145,16 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     inFlight.set(row.id, { controller, done });
   }
 
-  async function runClaimed(row: ExecutionRow, stopped: AbortController): Promise<void> {
+  /** Runs a claimed execution as a span of the trace of the request that queued it (provider and tool calls join it). */
+  function runClaimed(row: ExecutionRow, stopped: AbortController): Promise<void> {
+    const run = () =>
+      withSpan('execution.run', { 'keel.execution.id': row.id, 'keel.realm.id': row.realm_id }, () =>
+        runExecution(row, stopped),
+      );
+    return continueTrace(isTraceId(row.trace_id) ? row.trace_id : newTraceId(), row.realm_id, run);
+  }
+
+  async function runExecution(row: ExecutionRow, stopped: AbortController): Promise<void> {
     const cancel = new AbortController();
     const lost = new AbortController();
     const abortAll = () => cancel.abort(new Error('worker stopping'));

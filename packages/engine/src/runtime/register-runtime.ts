@@ -17,6 +17,8 @@ import { registerIntegrationRoutes } from '../integrations/integration-routes.ts
 import { registerRuntimeWebhookRoutes } from '../integrations/runtime-webhook-routes.ts';
 import { registerKnowledgeRoutes } from '../knowledge/knowledge-routes.ts';
 import { createCatalogFlowTools, createCatalogPort, productCatalog } from '../mcp/catalog-flow-tools.ts';
+import { registerObservabilityRoutes } from '../observability/observability-routes.ts';
+import { createObservabilityRecorder } from '../observability/observability-service.ts';
 import { registerPromptRoutes } from '../prompts/prompt-routes.ts';
 import { registerProviderRoutes } from '../providers/provider-routes.ts';
 import { registerSessionRoutes } from '../sessions/session-routes.ts';
@@ -57,10 +59,11 @@ export const RUNTIME_TAGS = [
       'Policy versions, maker-checker allowlists, quotas, evaluation datasets and runs, deployment profiles, support access, lawful requests, audit',
   },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
+  { name: 'observability', description: 'Structured events, trace timelines, realm metrics and alert rules' },
 ];
 
 export const RUNTIME_AUTH_DOC = `**Runtime** routes (\`/api/v1/auth/*\`, \`/api/v1/users/*\`, \`/api/v1/realms/*\`, \`/api/v1/runtime/*\`, \`/api/v1/data/*\`, \`/api/v1/usages*\`,
-\`/api/v1/integrations/*\`, \`/api/v1/governance*\`) use a short-lived
+\`/api/v1/integrations/*\`, \`/api/v1/governance*\`, \`/api/v1/observability/*\`) use a short-lived
 bearer token (scheme \`runtimeToken\`) from \`POST /api/v1/auth/token\` (\`access_key\` + \`secret_key\`); merchant keys do not work there and
 runtime tokens do not work on catalog routes. A realm is the isolation boundary: the token's realm scopes every call, and an id from
 another realm is a 404 like an unknown one; \`realm_id\` in a body must be the token's realm (403). Roles: owner > admin > developer >
@@ -95,6 +98,9 @@ export async function registerRuntime(
   registerRuntimeWebhookRoutes(rest, rt);
   registerGovernanceRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
+  const observability = createObservabilityRecorder(rt);
+  rest.addHook('onClose', () => observability.close());
+  registerObservabilityRoutes(rest, rt, observability);
   await registerToolServers(rest, rt);
   // Catalog tools of flows run in-process against the realm's linked merchant; other tools go to the registry.
   rt.extensions.flowTools = createCatalogFlowTools(engine, rt.extensions.flowTools);

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { checkOutboundUrl, createSafeAgent, createSafeLookup } from '@keel/core';
+import { checkOutboundUrl, createSafeAgent, createSafeLookup, currentSpan, currentTraceparent } from '@keel/core';
 import {
   type CallToolResult,
   Client,
@@ -228,8 +228,12 @@ export class McpConnector {
         throw error;
       }
       try {
+        // The W3C trace context of the call in progress (the tool call's span), so the server's spans join it.
+        const headers = new Headers(init?.headers);
+        if (currentSpan()) headers.set('traceparent', currentTraceparent());
         const response = (await undiciFetch(target, {
           ...(init as object),
+          headers,
           dispatcher,
           redirect: 'manual',
         } as never)) as unknown as Response;

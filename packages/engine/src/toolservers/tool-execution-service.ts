@@ -1,4 +1,4 @@
-import { AppError, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
+import { AppError, fromJsonColumn, toBoolean, toIsoString, withClientSpan } from '@keel/core';
 import { type AgentRuntime, loadAgent } from '../agents/agent-service.ts';
 import {
   activePolicy,
@@ -317,19 +317,26 @@ async function callOne(
     deadline: Date.now() + timeoutMs,
     used: { requests: 0, tokens: 0, audited: 0 },
   };
+  // One CLIENT span per call; the MCP client sends its traceparent with every request of the call.
   const send = (endpoint: ServerEndpoint) =>
-    tools.connector.use(
-      endpoint,
-      (client) =>
-        client.callTool(
-          {
-            name,
-            arguments: args,
-            ...(idempotencyKey ? { _meta: { 'io.keel/idempotency-key': idempotencyKey } } : {}),
-          },
-          { signal, timeout: timeoutMs } as never,
+    withClientSpan(
+      `tools/call ${name}`,
+      'tool_server',
+      { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': name },
+      () =>
+        tools.connector.use(
+          endpoint,
+          (client) =>
+            client.callTool(
+              {
+                name,
+                arguments: args,
+                ...(idempotencyKey ? { _meta: { 'io.keel/idempotency-key': idempotencyKey } } : {}),
+              },
+              { signal, timeout: timeoutMs } as never,
+            ),
+          interaction,
         ),
-      interaction,
     );
   let result: Awaited<ReturnType<typeof send>>;
   try {

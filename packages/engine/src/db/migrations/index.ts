@@ -8,6 +8,7 @@ import * as createToolServerTables from './2026_11_26_0003_create_tool_server_ta
 import * as createFlowRoutingTables from './2026_11_26_0004_create_flow_routing_tables.ts';
 import * as createAnonymousEventTables from './2026_11_26_0005_create_anonymous_event_tables.ts';
 import * as createGovernanceTables from './2026_11_26_0010_create_governance_tables.ts';
+import * as createObservabilityTables from './2026_11_26_0020_create_observability_tables.ts';
 import * as createUsageIntegrationTables from './2026_11_26_0030_create_usage_integration_tables.ts';
 import * as backfillUsageRecords from './2026_11_26_0031_backfill_usage_records.ts';
 import * as createFlowChatTables from './2026_11_26_0040_create_flow_chat_tables.ts';
@@ -25,6 +26,7 @@ export const engineMigrations: MigrationSet = {
   '2026_11_26_0004_create_flow_routing_tables': createFlowRoutingTables,
   '2026_11_26_0005_create_anonymous_event_tables': createAnonymousEventTables,
   '2026_11_26_0010_create_governance_tables': createGovernanceTables,
+  '2026_11_26_0020_create_observability_tables': createObservabilityTables,
   '2026_11_26_0030_create_usage_integration_tables': createUsageIntegrationTables,
   '2026_11_26_0031_backfill_usage_records': backfillUsageRecords,
   '2026_11_26_0040_create_flow_chat_tables': createFlowChatTables,
