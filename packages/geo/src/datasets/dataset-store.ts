@@ -51,6 +51,18 @@ export async function findRecordByKey(db: Executor<GeoDb>, workspaceId: string, 
     .executeTakeFirst();
 }
 
+/** A run's record with this key among its `metrics` and `experiments` records, or undefined. */
+export async function findRunMetricRecord(db: Executor<GeoDb>, workspaceId: string, runId: string, recordKey: string) {
+  return db
+    .selectFrom('dataset_record')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('run_id', '=', runId)
+    .where('record_key', '=', recordKey)
+    .where('dataset', 'in', ['metrics', 'experiments'])
+    .executeTakeFirst();
+}
+
 /** The same page as `pageRecords`, but only each row's stored API JSON (the hot analytics read). */
 export async function pageRecordJson(
   db: Executor<GeoDb>,
