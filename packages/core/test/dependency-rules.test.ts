@@ -152,7 +152,6 @@ const SQL_HOMES = [/-store\.ts$/, /^engine\/src\/db\//, /^engine\/src\/catalog\/
 const SERVICES_WITH_SQL: Record<string, string> = Object.fromEntries(
   [
     'geo/src/exports/export-service.ts',
-    'geo/src/shares/share-service.ts',
   ].map((file) => [file, 'geo: not yet split into service and store (issue 11 converted the engine)']),
 );
 
