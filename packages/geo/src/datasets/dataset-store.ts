@@ -88,6 +88,23 @@ export async function pageEvents(
   return q.orderBy('id', 'desc').limit(query.limit).execute();
 }
 
+/** One page of a privacy subject's tracking events of a workspace, newest first, strictly before `beforeId`. */
+export async function pageSubjectEvents(
+  db: Executor<GeoDb>,
+  workspaceId: string,
+  subjectHash: string,
+  limit: number,
+  beforeId: number | undefined,
+): Promise<Selectable<TrackingEventTable>[]> {
+  let q = db
+    .selectFrom('tracking_event')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('subject_hash', '=', subjectHash);
+  if (beforeId !== undefined) q = q.where('id', '<', beforeId);
+  return q.orderBy('id', 'desc').limit(limit).execute();
+}
+
 /** Replaces a record's definition in place (its data, definition version, update time and stored API JSON). */
 export async function updateRecord(
   db: Executor<GeoDb>,
