@@ -3,10 +3,11 @@ import type { Selectable } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
 import { mapRecord, withApiJson } from '../datasets/dataset-service.ts';
-import { findRecord, insertRecords } from '../datasets/dataset-store.ts';
+import { findRecord, insertRecords, pageRecords } from '../datasets/dataset-store.ts';
 import type { ActionTransitionTable, GeoDb } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { isUuid, normalizeUuid, uuidv7 } from '../ids.ts';
+import { compareAndSetActionStatus, insertTransition, listTransitions } from './action-store.ts';
 
 /**
  * The governed action workflow. Only `proposed → approval_review` is in the spec (tool
@@ -42,13 +43,7 @@ async function loadAction(db: Executor<GeoDb>, workspaceId: string, actionId: st
 
 export async function getAction(ctx: GeoContext, workspaceId: string, actionId: string) {
   const row = await loadAction(ctx.db, workspaceId, actionId);
-  const transitions = await ctx.db
-    .selectFrom('action_transition')
-    .selectAll()
-    .where('action_id', '=', row.id)
-    .orderBy('id')
-    .limit(100)
-    .execute();
+  const transitions = await listTransitions(ctx.db, row.id);
   return { ...mapRecord(row), transitions: transitions.map(mapTransition) };
 }
 
@@ -144,47 +139,30 @@ export async function transitionAction(
       throw GeoErrors.actionState(current, rule.from.join(' or '));
     const now = ctx.now().toISOString();
     const { api_json: _stale, ...current_row } = row;
-    const updated = await trx
-      .updateTable('dataset_record')
-      .set({
-        status: rule.to,
-        updated_at: now,
-        api_json: withApiJson({ ...current_row, status: rule.to, updated_at: now }).api_json,
-      })
-      .where('id', '=', row.id)
-      .where('status', '=', current)
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) !== 1)
-      throw GeoErrors.actionState('changing concurrently', rule.from.join(' or '));
-    await trx
-      .insertInto('action_transition')
-      .values({
-        id: uuidv7(),
-        workspace_id: input.workspaceId,
-        action_id: row.id,
-        from_status: current,
-        to_status: rule.to,
-        key_id: principal.keyId,
-        via: input.via,
-        note: input.note ?? null,
-        created_at: now,
-      })
-      .execute();
+    const moved = await compareAndSetActionStatus(trx, row.id, current, {
+      status: rule.to,
+      updated_at: now,
+      api_json: withApiJson({ ...current_row, status: rule.to, updated_at: now }).api_json,
+    });
+    if (!moved) throw GeoErrors.actionState('changing concurrently', rule.from.join(' or '));
+    await insertTransition(trx, {
+      id: uuidv7(),
+      workspace_id: input.workspaceId,
+      action_id: row.id,
+      from_status: current,
+      to_status: rule.to,
+      key_id: principal.keyId,
+      via: input.via,
+      note: input.note ?? null,
+      created_at: now,
+    });
   });
   return getAction(ctx, input.workspaceId, input.actionId);
 }
 
 /** Lists governed actions with their approval state (newest first). */
 export async function listActionsWithState(ctx: GeoContext, workspaceId: string, limit: number) {
-  const rows = await ctx.db
-    .selectFrom('dataset_record')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('dataset', '=', 'actions')
-    .where('mode', '=', '')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  const rows = await pageRecords(ctx.db, { workspaceId, dataset: 'actions', mode: '', limit, beforeId: undefined });
   return rows.map((row) => {
     const record = mapRecord(row);
     const data = fromJsonColumn<Record<string, unknown>>(row.data);

@@ -51,6 +51,18 @@ export async function findRecordByKey(db: Executor<GeoDb>, workspaceId: string, 
     .executeTakeFirst();
 }
 
+/** A run's record with this key among its `metrics` and `experiments` records, or undefined. */
+export async function findRunMetricRecord(db: Executor<GeoDb>, workspaceId: string, runId: string, recordKey: string) {
+  return db
+    .selectFrom('dataset_record')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('run_id', '=', runId)
+    .where('record_key', '=', recordKey)
+    .where('dataset', 'in', ['metrics', 'experiments'])
+    .executeTakeFirst();
+}
+
 /** The same page as `pageRecords`, but only each row's stored API JSON (the hot analytics read). */
 export async function pageRecordJson(
   db: Executor<GeoDb>,
@@ -74,6 +86,23 @@ export async function pageEvents(
   let q = db.selectFrom('tracking_event').selectAll().where('workspace_id', '=', query.workspaceId);
   if (query.beforeId !== undefined) q = q.where('id', '<', query.beforeId);
   return q.orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+/** One page of a privacy subject's tracking events of a workspace, newest first, strictly before `beforeId`. */
+export async function pageSubjectEvents(
+  db: Executor<GeoDb>,
+  workspaceId: string,
+  subjectHash: string,
+  limit: number,
+  beforeId: number | undefined,
+): Promise<Selectable<TrackingEventTable>[]> {
+  let q = db
+    .selectFrom('tracking_event')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('subject_hash', '=', subjectHash);
+  if (beforeId !== undefined) q = q.where('id', '<', beforeId);
+  return q.orderBy('id', 'desc').limit(limit).execute();
 }
 
 /** Replaces a record's definition in place (its data, definition version, update time and stored API JSON). */

@@ -1,4 +1,5 @@
 import type { Executor } from '@keel/core';
+import { sql } from 'kysely';
 import { insertMany } from '../db/bulk-insert.ts';
 import type { GeoDb } from '../db/schema.ts';
 
@@ -40,4 +41,35 @@ const CHUNK = 500;
 /** Inserts events with one multi-row INSERT per 500 rows (statement text compiled once per row count). */
 export async function insertEvents(db: Executor<GeoDb>, rows: readonly EventRow[]): Promise<void> {
   await insertMany(db, 'tracking_event', COLUMNS, rows as unknown as Record<string, unknown>[], CHUNK);
+}
+
+/**
+ * AI traffic of a workspace between two times (inclusive): AI-engine referrals and AI-crawler hits grouped by kind,
+ * engine, crawler and path with their hit and distinct-visitor counts, most hits first, at most `limit` groups.
+ */
+export async function aiTrafficGroups(
+  db: Executor<GeoDb>,
+  workspaceId: string,
+  since: string,
+  until: string,
+  limit: number,
+) {
+  return db
+    .selectFrom('tracking_event')
+    .select((eb) => [
+      'kind',
+      'ai_engine',
+      'crawler',
+      'path',
+      eb.fn.countAll<number>().as('hits'),
+      sql<number>`count(distinct visitor_id)`.as('visitors'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('occurred_at', '>=', since)
+    .where('occurred_at', '<=', until)
+    .where((eb) => eb.or([eb('ai_engine', 'is not', null), eb('kind', '=', 'ai_crawler')]))
+    .groupBy(['kind', 'ai_engine', 'crawler', 'path'])
+    .orderBy('hits', 'desc')
+    .limit(limit)
+    .execute();
 }

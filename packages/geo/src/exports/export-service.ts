@@ -8,10 +8,21 @@ import type { GeoContext } from '../context.ts';
 import { decodeCursor, pageOf } from '../cursor.ts';
 import { DATASETS, type DatasetName } from '../datasets/dataset-schemas.ts';
 import { mapEvent, mapRecord } from '../datasets/dataset-service.ts';
-import { findRecord, pageEvents, pageRecords } from '../datasets/dataset-store.ts';
+import { findRecord, pageEvents, pageRecords, pageSubjectEvents } from '../datasets/dataset-store.ts';
 import type { ExportTable, GeoDb } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { isUuid, normalizeUuid, uuidv7 } from '../ids.ts';
+import {
+  deleteExportChunks,
+  expiredExportIds,
+  findExport,
+  findExportChunk,
+  insertExport,
+  insertExportChunk,
+  pageExports,
+  pruneExports,
+  updateExport,
+} from './export-store.ts';
 import { CONTENT_TYPES, chunkingSink, type ExportFormat, type ExportRow, writeExport } from './export-writers.ts';
 
 const PAGE = 1000;
@@ -121,22 +132,12 @@ export async function insertExportJob(
     expires_at: new Date(now.getTime() + ctx.config.exports.ttlHours * 3_600_000).toISOString(),
     pruned_at: null,
   };
-  await executor.insertInto('export_job').values(row).execute();
+  await insertExport(executor, row);
   return mapExport(row as Selectable<ExportTable>, now);
 }
 
 export async function listExports(ctx: GeoContext, workspaceId: string, limit: number, cursor: string | undefined) {
-  let query = ctx.db
-    .selectFrom('export_job')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('source', '!=', 'privacy_access');
-  const before = decodeCursor('exp', cursor);
-  if (before) query = query.where('id', '<', before);
-  const rows = await query
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  const rows = await pageExports(ctx.db, workspaceId, limit + 1, decodeCursor('exp', cursor));
   const { rows: page, next } = pageOf('exp', rows, limit);
   const now = ctx.now();
   return {
@@ -202,11 +203,8 @@ async function sourceRows(
     const rows = (async function* () {
       let before: number | undefined;
       for (;;) {
-        let query = ctx.db.selectFrom('tracking_event').selectAll().where('workspace_id', '=', job.workspace_id);
-        if (subject) query = query.where('subject_hash', '=', subject);
-        if (before !== undefined) query = query.where('id', '<', before);
         const page = subject
-          ? await query.orderBy('id', 'desc').limit(PAGE).execute()
+          ? await pageSubjectEvents(ctx.db, job.workspace_id, subject, PAGE, before)
           : await pageEvents(ctx.db, { workspaceId: job.workspace_id, limit: PAGE, beforeId: before });
         for (const row of page) {
           const event = mapEvent(row);
@@ -299,7 +297,7 @@ async function sourceRows(
 /** Generates one claimed export into stored chunks, then marks it ready (or failed, with a reason). */
 export async function generateExport(ctx: GeoContext, job: Selectable<ExportTable>): Promise<void> {
   try {
-    await ctx.db.deleteFrom('export_chunk').where('export_id', '=', job.id).execute();
+    await deleteExportChunks(ctx.db, job.id);
     const { columns, rows, title } = await sourceRows(ctx, job);
     let seq = 0;
     let limited = 0;
@@ -310,10 +308,7 @@ export async function generateExport(ctx: GeoContext, job: Selectable<ExportTabl
       }
     })();
     const sink = chunkingSink(CHUNK_BYTES, async (chunk) => {
-      await ctx.db
-        .insertInto('export_chunk')
-        .values({ export_id: job.id, seq: seq++, data: chunk.toString('base64') })
-        .execute();
+      await insertExportChunk(ctx.db, job.id, seq++, chunk.toString('base64'));
     });
     const done = finished(sink);
     done.catch(() => undefined); // when writing fails first, its error is the one handled below
@@ -323,22 +318,19 @@ export async function generateExport(ctx: GeoContext, job: Selectable<ExportTabl
     });
     if (!sink.writableEnded) sink.end();
     await done;
-    await ctx.db
-      .updateTable('export_job')
-      .set({ status: 'ready', row_count: count, byte_size: sink.bytes, completed_at: ctx.now().toISOString() })
-      .where('id', '=', job.id)
-      .execute();
+    await updateExport(ctx.db, job.id, {
+      status: 'ready',
+      row_count: count,
+      byte_size: sink.bytes,
+      completed_at: ctx.now().toISOString(),
+    });
   } catch (error) {
     ctx.log.error({ err: error, exportId: job.id }, 'export failed');
-    await ctx.db
-      .updateTable('export_job')
-      .set({
-        status: 'failed',
-        error: error instanceof Error && 'code' in error ? String(error.message).slice(0, 500) : 'generation failed',
-        completed_at: ctx.now().toISOString(),
-      })
-      .where('id', '=', job.id)
-      .execute();
+    await updateExport(ctx.db, job.id, {
+      status: 'failed',
+      error: error instanceof Error && 'code' in error ? String(error.message).slice(0, 500) : 'generation failed',
+      completed_at: ctx.now().toISOString(),
+    });
   }
 }
 
@@ -347,9 +339,7 @@ export async function generateExport(ctx: GeoContext, job: Selectable<ExportTabl
  * same 403 (the spec's "expired or unauthorized"), so the answer never reveals that an export exists.
  */
 export async function openExport(ctx: GeoContext, principal: GeoPrincipal, exportId: string) {
-  const job = isUuid(exportId)
-    ? await ctx.db.selectFrom('export_job').selectAll().where('id', '=', normalizeUuid(exportId)).executeTakeFirst()
-    : undefined;
+  const job = isUuid(exportId) ? await findExport(ctx.db, normalizeUuid(exportId)) : undefined;
   if (!job || job.tenant_id !== principal.tenantId) throw GeoErrors.exportForbidden();
   try {
     await requireWorkspace(ctx, principal, job.workspace_id);
@@ -367,12 +357,7 @@ export async function openExport(ctx: GeoContext, principal: GeoPrincipal, expor
     (async function* () {
       // One chunk at a time: memory stays flat however large the export.
       for (let seq = 0; ; seq++) {
-        const chunk = await db
-          .selectFrom('export_chunk')
-          .select('data')
-          .where('export_id', '=', job.id)
-          .where('seq', '=', seq)
-          .executeTakeFirst();
+        const chunk = await findExportChunk(db, job.id, seq);
         if (!chunk) return;
         yield Buffer.from(chunk.data, 'base64');
       }
@@ -395,21 +380,9 @@ export async function pruneExpiredExports(ctx: GeoContext): Promise<number> {
   const now = ctx.now().toISOString();
   let pruned = 0;
   for (let batch = 0; batch < PRUNE_MAX_BATCHES; batch++) {
-    const ids = (
-      await ctx.db
-        .selectFrom('export_job')
-        .select('id')
-        .where('pruned_at', 'is', null)
-        .where('expires_at', '<', now)
-        .orderBy('expires_at')
-        .limit(PRUNE_BATCH)
-        .execute()
-    ).map((row) => row.id);
+    const ids = await expiredExportIds(ctx.db, now, PRUNE_BATCH);
     if (ids.length === 0) break;
-    await withTransaction(ctx.db, async (trx) => {
-      await trx.deleteFrom('export_chunk').where('export_id', 'in', ids).execute();
-      await trx.updateTable('export_job').set({ pruned_at: now }).where('id', 'in', ids).execute();
-    });
+    await withTransaction(ctx.db, (trx) => pruneExports(trx, ids, now));
     pruned += ids.length;
     if (ids.length < PRUNE_BATCH) break;
   }

@@ -6,7 +6,7 @@ import type { ApiKeyTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { isUuid, normalizeUuid } from '../ids.ts';
 import { issueApiKey, issueSiteToken } from '../tenancy/tenancy-service.ts';
-import { revokeSiteTokenRow } from '../tenancy/tenancy-store.ts';
+import { findSiteToken, revokeSiteTokenRow } from '../tenancy/tenancy-store.ts';
 import { findTenantKey, listTenantKeys, revokeKeyRow } from './key-store.ts';
 
 /** Key management needs a tenant-scoped key that holds every permission (the "admin" key of bootstrap). */
@@ -102,13 +102,7 @@ export async function createSiteToken(
 
 export async function revokeSiteToken(ctx: GeoContext, principal: GeoPrincipal, tokenId: string): Promise<void> {
   requireKeyAdmin(principal);
-  const row = isUuid(tokenId)
-    ? await ctx.db
-        .selectFrom('site_token')
-        .select(['id', 'tenant_id'])
-        .where('id', '=', normalizeUuid(tokenId))
-        .executeTakeFirst()
-    : undefined;
+  const row = isUuid(tokenId) ? await findSiteToken(ctx.db, normalizeUuid(tokenId)) : undefined;
   if (!row || row.tenant_id !== principal.tenantId) throw GeoErrors.keyNotFound(tokenId.slice(0, 40));
   await revokeSiteTokenRow(ctx.db, row.id, ctx.now().toISOString());
   await ctx.cache.publish('geo:site-token-revoked', row.id);

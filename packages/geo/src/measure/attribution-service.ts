@@ -1,8 +1,8 @@
 import { fromJsonColumn, toIsoString, withTransaction } from '@keel/core';
-import { sql } from 'kysely';
 import type { GeoContext } from '../context.ts';
 import { withApiJson } from '../datasets/dataset-service.ts';
 import { insertRecords } from '../datasets/dataset-store.ts';
+import { aiTrafficGroups } from '../events/event-store.ts';
 import { loadTargets } from '../graph/graph-store.ts';
 import { uuidv7 } from '../ids.ts';
 
@@ -28,24 +28,7 @@ function targetPath(url: string | null): string | null {
 export async function computeAttribution(ctx: GeoContext, workspaceId: string, projectId: string, days: number) {
   const until = ctx.now();
   const since = new Date(until.getTime() - days * 86_400_000);
-  const groups = await ctx.db
-    .selectFrom('tracking_event')
-    .select((eb) => [
-      'kind',
-      'ai_engine',
-      'crawler',
-      'path',
-      eb.fn.countAll<number>().as('hits'),
-      sql<number>`count(distinct visitor_id)`.as('visitors'),
-    ])
-    .where('workspace_id', '=', workspaceId)
-    .where('occurred_at', '>=', since.toISOString())
-    .where('occurred_at', '<=', until.toISOString())
-    .where((eb) => eb.or([eb('ai_engine', 'is not', null), eb('kind', '=', 'ai_crawler')]))
-    .groupBy(['kind', 'ai_engine', 'crawler', 'path'])
-    .orderBy('hits', 'desc')
-    .limit(MAX_GROUPS)
-    .execute();
+  const groups = await aiTrafficGroups(ctx.db, workspaceId, since.toISOString(), until.toISOString(), MAX_GROUPS);
   const targets = (await loadTargets(ctx.db, workspaceId, projectId))
     .filter((t) => t.merged_into === null)
     .map((t) => ({ key: t.target_key, path: targetPath(t.url) }))

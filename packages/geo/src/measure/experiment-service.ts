@@ -1,7 +1,7 @@
 import { type Executor, fromJsonColumn } from '@keel/core';
 import type { GeoContext } from '../context.ts';
 import { mapRecord, withApiJson } from '../datasets/dataset-service.ts';
-import { insertRecords } from '../datasets/dataset-store.ts';
+import { findRunMetricRecord, insertRecords } from '../datasets/dataset-store.ts';
 import type { GeoDb } from '../db/schema.ts';
 import { uuidv7 } from '../ids.ts';
 import { MeasureErrors } from './measure-errors.ts';
@@ -28,14 +28,7 @@ async function armOf(db: Executor<GeoDb>, workspaceId: string, runId: string, me
   const run = await findRun(db, workspaceId, runId);
   if (!run) throw MeasureErrors.runNotFound(runId);
   if (run.status !== 'completed') throw MeasureErrors.runNotComplete(runId, run.status);
-  const row = await db
-    .selectFrom('dataset_record')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('run_id', '=', runId)
-    .where('record_key', '=', `${metric}:all`)
-    .where('dataset', 'in', ['metrics', 'experiments'])
-    .executeTakeFirst();
+  const row = await findRunMetricRecord(db, workspaceId, runId, `${metric}:all`);
   if (!row) throw MeasureErrors.invalid(`run ${runId} has no ${metric} (no successful answers)`);
   const data = fromJsonColumn<Record<string, number>>(row.data);
   return {

@@ -317,3 +317,8 @@ export async function advanceSchedule(
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/** Records the run a schedule started last. */
+export async function setScheduleLastRun(db: Executor<GeoDb>, id: string, runId: string): Promise<void> {
+  await db.updateTable('measure_schedule').set({ last_run_id: runId }).where('id', '=', id).execute();
+}

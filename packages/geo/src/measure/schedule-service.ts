@@ -10,6 +10,7 @@ import {
   insertSchedule,
   listSchedules,
   type ScheduleRow,
+  setScheduleLastRun,
 } from './measure-store.ts';
 import { createRun } from './run-service.ts';
 
@@ -96,7 +97,7 @@ export async function startDueSchedules(ctx: GeoContext): Promise<number> {
         samples: Number(schedule.samples),
         scheduleId: schedule.id,
       });
-      await ctx.db.updateTable('measure_schedule').set({ last_run_id: run.id }).where('id', '=', schedule.id).execute();
+      await setScheduleLastRun(ctx.db, schedule.id, run.id);
       started++;
     } catch (error) {
       ctx.log.warn({ scheduleId: schedule.id, code: (error as { code?: string }).code }, 'scheduled run not started');

@@ -13,7 +13,16 @@ import { decodeCursor, pageOf } from '../cursor.ts';
 import type { GeoDb, PrivacyRequestTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { generateExport, insertExportJob } from '../exports/export-service.ts';
+import {
+  deleteExportChunks,
+  findExport,
+  findExportStatus,
+  subjectExportIds,
+  updateExport,
+} from '../exports/export-store.ts';
 import { uuidv7 } from '../ids.ts';
+import { findWorkspaceTenant } from '../tenancy/tenancy-store.ts';
+import { deleteSubjectRows, insertPrivacyRequest, pagePrivacyRequests, updatePrivacyRequest } from './privacy-store.ts';
 import { hashSubject, redactHash, workspaceSecret } from './subject-hash.ts';
 
 export function mapPrivacyRequest(row: Selectable<PrivacyRequestTable>) {
@@ -61,7 +70,7 @@ export async function submitPrivacyRequest(
       created_at: ctx.now().toISOString(),
       completed_at: null,
     };
-    await trx.insertInto('privacy_request').values(row).execute();
+    await insertPrivacyRequest(trx, row);
     return { statusCode: 202, body: mapPrivacyRequest(row as Selectable<PrivacyRequestTable>) };
   };
   if (idempotencyKey === undefined) return { ...(await work(ctx.db)), replayed: false };
@@ -82,13 +91,7 @@ export async function listPrivacyRequests(
   limit: number,
   cursor: string | undefined,
 ) {
-  let query = ctx.db.selectFrom('privacy_request').selectAll().where('workspace_id', '=', workspaceId);
-  const before = decodeCursor('pr', cursor);
-  if (before) query = query.where('id', '<', before);
-  const rows = await query
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  const rows = await pagePrivacyRequests(ctx.db, workspaceId, limit + 1, decodeCursor('pr', cursor));
   const { rows: page, next } = pageOf('pr', rows, limit);
   return {
     items: page.map(mapPrivacyRequest),
@@ -97,34 +100,16 @@ export async function listPrivacyRequests(
 }
 
 async function deleteSubject(trx: Executor<GeoDb>, workspaceId: string, subjectHash: string) {
-  const events = await trx
-    .deleteFrom('tracking_event')
-    .where('workspace_id', '=', workspaceId)
-    .where('subject_hash', '=', subjectHash)
-    .executeTakeFirst();
-  const records = await trx
-    .deleteFrom('dataset_record')
-    .where('workspace_id', '=', workspaceId)
-    .where('subject_hash', '=', subjectHash)
-    .executeTakeFirst();
+  const deleted = await deleteSubjectRows(trx, workspaceId, subjectHash);
   // Earlier access exports hold the subject's data too.
-  const exports = await trx
-    .selectFrom('export_job')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where('subject_hash', '=', subjectHash)
-    .execute();
+  const exports = await subjectExportIds(trx, workspaceId, subjectHash);
   for (const { id } of exports) {
-    await trx.deleteFrom('export_chunk').where('export_id', '=', id).execute();
-    await trx
-      .updateTable('export_job')
-      .set({ status: 'failed', error: 'deleted with its subject' })
-      .where('id', '=', id)
-      .execute();
+    await deleteExportChunks(trx, id);
+    await updateExport(trx, id, { status: 'failed', error: 'deleted with its subject' });
   }
   return {
-    eventsDeleted: Number(events.numDeletedRows),
-    derivedRowsDeleted: Number(records.numDeletedRows),
+    eventsDeleted: deleted.events,
+    derivedRowsDeleted: deleted.records,
     exportsDeleted: exports.length,
   };
 }
@@ -132,16 +117,12 @@ async function deleteSubject(trx: Executor<GeoDb>, workspaceId: string, subjectH
 /** Processes one claimed request: an access request produces an export of the subject's data; a deletion removes it. */
 export async function processPrivacyRequest(ctx: GeoContext, request: Selectable<PrivacyRequestTable>): Promise<void> {
   const done = async (result: Record<string, unknown>, exportId: string | null) =>
-    ctx.db
-      .updateTable('privacy_request')
-      .set({
-        status: 'completed',
-        result: JSON.stringify(result),
-        export_id: exportId,
-        completed_at: ctx.now().toISOString(),
-      })
-      .where('id', '=', request.id)
-      .execute();
+    updatePrivacyRequest(ctx.db, request.id, {
+      status: 'completed',
+      result: JSON.stringify(result),
+      export_id: exportId,
+      completed_at: ctx.now().toISOString(),
+    });
   if (request.type === 'deletion') {
     const result = await withTransaction(ctx.db, (trx) =>
       deleteSubject(trx, request.workspace_id, request.subject_hash),
@@ -149,13 +130,10 @@ export async function processPrivacyRequest(ctx: GeoContext, request: Selectable
     await done(result, null);
     return;
   }
-  const workspace = await ctx.db
-    .selectFrom('workspace')
-    .select('tenant_id')
-    .where('id', '=', request.workspace_id)
-    .executeTakeFirstOrThrow();
+  const tenantId = await findWorkspaceTenant(ctx.db, request.workspace_id);
+  if (tenantId === undefined) throw new Error('the workspace of a privacy request is gone');
   const summary = await insertExportJob(ctx, {
-    tenantId: workspace.tenant_id,
+    tenantId,
     workspaceId: request.workspace_id,
     source: 'privacy_access',
     dataset: null,
@@ -163,18 +141,15 @@ export async function processPrivacyRequest(ctx: GeoContext, request: Selectable
     subjectHash: request.subject_hash,
     format: 'ndjson',
   });
-  const job = await ctx.db.selectFrom('export_job').selectAll().where('id', '=', summary.id).executeTakeFirstOrThrow();
-  await ctx.db
-    .updateTable('export_job')
-    .set({ status: 'processing', claimed_by: 'privacy', claimed_at: ctx.now().toISOString() })
-    .where('id', '=', job.id)
-    .execute();
+  const job = await findExport(ctx.db, summary.id);
+  if (!job) throw new Error('access export not found');
+  await updateExport(ctx.db, job.id, {
+    status: 'processing',
+    claimed_by: 'privacy',
+    claimed_at: ctx.now().toISOString(),
+  });
   await generateExport(ctx, job);
-  const generated = await ctx.db
-    .selectFrom('export_job')
-    .select(['status', 'row_count'])
-    .where('id', '=', job.id)
-    .executeTakeFirstOrThrow();
-  if (generated.status !== 'ready') throw new Error('access export failed');
+  const generated = await findExportStatus(ctx.db, job.id);
+  if (generated?.status !== 'ready') throw new Error('access export failed');
   await done({ eventsExported: Number(generated.row_count ?? 0) }, job.id);
 }

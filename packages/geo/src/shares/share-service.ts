@@ -3,11 +3,18 @@ import type { Selectable } from 'kysely';
 import type { GeoPrincipal } from '../auth/permissions.ts';
 import type { GeoContext } from '../context.ts';
 import { mapRecord } from '../datasets/dataset-service.ts';
-import { findRecord, findRecordByKey } from '../datasets/dataset-store.ts';
+import { findRecord, findRecordByKey, pageRecords } from '../datasets/dataset-store.ts';
 import type { DashboardShareTable } from '../db/schema.ts';
 import { GeoErrors } from '../errors.ts';
 import { isUuid, normalizeUuid, uuidv7 } from '../ids.ts';
 import { viewSeries } from '../views/view-service.ts';
+import {
+  findDashboardShare,
+  findShareByTokenHash,
+  insertShare,
+  listDashboardShares,
+  revokeShareRow,
+} from './share-store.ts';
 
 export const SHARE_TOKEN_PREFIX = 'geoshare';
 const MAX_WIDGETS = 12;
@@ -57,7 +64,7 @@ export async function createShare(
     revoked_at: null,
     created_at: now.toISOString(),
   };
-  await ctx.db.insertInto('dashboard_share').values(row).execute();
+  await insertShare(ctx.db, row);
   return {
     ...mapShare(row as Selectable<DashboardShareTable>, now),
     token,
@@ -67,14 +74,7 @@ export async function createShare(
 
 export async function listShares(ctx: GeoContext, workspaceId: string, dashboardId: string) {
   const dashboard = await requireDashboard(ctx, workspaceId, dashboardId);
-  const rows = await ctx.db
-    .selectFrom('dashboard_share')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('dashboard_id', '=', dashboard.id)
-    .orderBy('id', 'desc')
-    .limit(100)
-    .execute();
+  const rows = await listDashboardShares(ctx.db, workspaceId, dashboard.id);
   const now = ctx.now();
   return { items: rows.map((row) => mapShare(row, now)) };
 }
@@ -87,20 +87,10 @@ export async function revokeShare(
 ): Promise<void> {
   const dashboard = await requireDashboard(ctx, workspaceId, dashboardId);
   const id = isUuid(shareId) ? normalizeUuid(shareId) : '';
-  const share = await ctx.db
-    .selectFrom('dashboard_share')
-    .select(['id', 'revoked_at'])
-    .where('id', '=', id)
-    .where('dashboard_id', '=', dashboard.id)
-    .where('workspace_id', '=', workspaceId)
-    .executeTakeFirst();
+  const share = await findDashboardShare(ctx.db, workspaceId, dashboard.id, id);
   if (!share) throw GeoErrors.shareNotFound();
   if (share.revoked_at === null) {
-    await ctx.db
-      .updateTable('dashboard_share')
-      .set({ revoked_at: ctx.now().toISOString() })
-      .where('id', '=', share.id)
-      .execute();
+    await revokeShareRow(ctx.db, share.id, ctx.now().toISOString());
   }
 }
 
@@ -121,11 +111,7 @@ const isWidget = (w: unknown): w is Widget =>
  */
 export async function readSharedDashboard(ctx: GeoContext, token: string | undefined) {
   if (!token || token.length > 200) throw GeoErrors.shareNotFound();
-  const share = await ctx.db
-    .selectFrom('dashboard_share')
-    .selectAll()
-    .where('token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
+  const share = await findShareByTokenHash(ctx.db, sha256Hex(token));
   const now = ctx.now();
   if (!share || share.revoked_at !== null || new Date(toIsoString(share.expires_at)) <= now)
     throw GeoErrors.shareNotFound();
@@ -134,15 +120,13 @@ export async function readSharedDashboard(ctx: GeoContext, token: string | undef
   const dashboard = mapRecord(row);
   const data = dashboard.data as { title?: unknown; description?: unknown; widgets?: unknown };
   const widgets = (Array.isArray(data.widgets) ? data.widgets : []).filter(isWidget).slice(0, MAX_WIDGETS);
-  const metrics = await ctx.db
-    .selectFrom('dataset_record')
-    .selectAll()
-    .where('workspace_id', '=', share.workspace_id)
-    .where('dataset', '=', 'metrics')
-    .where('mode', '=', '')
-    .orderBy('id', 'desc')
-    .limit(2000)
-    .execute();
+  const metrics = await pageRecords(ctx.db, {
+    workspaceId: share.workspace_id,
+    dataset: 'metrics',
+    mode: '',
+    limit: 2000,
+    beforeId: undefined,
+  });
   const series = new Map<string, { at: string; value: number }[]>();
   for (const metric of metrics) {
     const body = fromJsonColumn<Record<string, unknown>>(metric.data);

@@ -58,6 +58,11 @@ export async function findSiteTokenByHash(db: Executor<GeoDb>, hash: string) {
     .executeTakeFirst();
 }
 
+/** A site token's id and owning tenant, or undefined. */
+export async function findSiteToken(db: Executor<GeoDb>, id: string) {
+  return db.selectFrom('site_token').select(['id', 'tenant_id']).where('id', '=', id).executeTakeFirst();
+}
+
 export async function revokeSiteTokenRow(db: Executor<GeoDb>, id: string, at: string): Promise<boolean> {
   const result = await db
     .updateTable('site_token')
