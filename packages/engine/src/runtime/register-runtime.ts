@@ -1,6 +1,7 @@
 import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import { registerAnonymousRoutes } from '../anonymous/anonymous-routes.ts';
+import { registerConfigurationRoutes } from '../configuration/configuration-routes.ts';
 import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
 import { registerFlowDraftRoutes } from '../flows/flow-draft-routes.ts';
@@ -38,6 +39,7 @@ export const RUNTIME_TAGS = [
     description: 'Durable flow executions: queue, state, cancel, retry, resume, approvals, events, actions',
   },
   { name: 'data', description: 'Anonymous events: PII removed and identifiers pseudonymized before storage' },
+  { name: 'configuration', description: 'Portable configuration: schema, secret-free export, dry-run and deploy' },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
 ];
 
@@ -71,5 +73,6 @@ export async function registerRuntime(
   registerAnonymousRoutes(rest, rt);
   registerRuntimeRoutes(rest, rt);
   await registerToolServers(rest, rt);
+  registerConfigurationRoutes(rest, rt);
   return rt;
 }
