@@ -1,6 +1,8 @@
 import { type App, sendIdempotent } from '@keel/core';
 import { type Static, Type } from 'typebox';
+import { ExecutionCreateBody } from '../executions/execution-routes.ts';
 import { principalOf } from '../identity/runtime-auth.ts';
+import { SessionCreateBody } from '../sessions/session-routes.ts';
 import { ACTION_TYPES } from './actions.ts';
 import {
   component,
@@ -113,7 +115,18 @@ export const RunResultSchema = component(
   }),
 );
 
-const SDK_SCHEMAS = { execute_request: ExecuteBody, chat_request: ChatBody };
+/**
+ * The bounded schemas of the client contract: request bodies (every string, array and open object has a bound)
+ * and the answer of execute and chat (`RtAction#` in run_result is schemas.action, whose $id it is).
+ */
+const SDK_SCHEMAS = {
+  execute_request: ExecuteBody,
+  chat_request: ChatBody,
+  session_create_request: SessionCreateBody,
+  execution_create_request: ExecutionCreateBody,
+  action: ActionSchema,
+  run_result: RunResultSchema,
+};
 
 const RUN_DOC = `A \`Server-Timing\` header gives the engine's own time and the time it waited for the model. Card numbers, CVV/CVC, one-time and 3-D Secure codes, payment tokens, raw tokens and API keys, passwords and full postal addresses in the input are rejected (400 RUNTIME_SENSITIVE_DATA_REJECTED, naming the category and path, never the value); answers that would ask for them are replaced. Caller-supplied provider, server or tool ids are ignored: the agent's configuration decides. Continuing a session needs its resume token (or the subject user's own token). Failures of the model provider are 502 (503 when max_latency_ms passes); settings bounds that stop a run (cost) give an ERROR action with status failed.`;
 
