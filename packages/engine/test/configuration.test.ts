@@ -347,6 +347,11 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(schema.properties.format, { const: 'keel.engine.config/v1', type: 'string' });
       const { bundle } = ok(await engine.call('GET', `${BASE}/export`, { token: viewer }));
       ok(await engine.call('POST', `${BASE}/deploy`, { token: viewer, body: { bundle, dry_run: true } }));
+      const probe = await engine.call('POST', `${BASE}/deploy`, {
+        token: viewer,
+        body: { bundle, dry_run: true, credentials: { 'providers/main': 'a-guess' } },
+      });
+      assert.equal(probe.status, 403, 'a reader cannot test secret guesses against the stored ones');
       for (const token of [viewer, operator]) {
         const denied = await engine.call('POST', `${BASE}/deploy`, { token, body: { bundle } });
         assert.equal(denied.status, 403);

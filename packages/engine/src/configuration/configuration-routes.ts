@@ -13,7 +13,10 @@ const DeployBody = Type.Object(
   {
     bundle: ConfigBundle,
     dry_run: Type.Optional(
-      Type.Boolean({ default: false, description: 'true: answer the diff and write nothing (any role may)' }),
+      Type.Boolean({
+        default: false,
+        description: 'true: answer the diff and write nothing (any role may, developer+ with credentials)',
+      }),
     ),
     credentials: Type.Optional(
       Type.Record(
@@ -61,7 +64,7 @@ const ExportResult = Type.Object({
   }),
 });
 
-const DEPLOY_DOC = `Sections are applied in order (providers, prompts, tool_servers) in ONE transaction on the engine's write path: any failure (400 invalid item, 409 immutable prompt version, …) leaves the realm exactly as it was. Items are matched by name (prompts by key); a section left out of the bundle is not touched, and items of the realm the bundle does not name are kept (no deletes). Prompt versions are append-only: missing versions are added, the template of a version that has been active cannot change (409 RUNTIME_PROMPT_VERSION_IMMUTABLE). Raw secrets are never part of a bundle: an item whose \`credential\` is set takes its secret from \`credentials["<section>/<name>"]\` or keeps the one the realm stores; when neither exists it is deployed inactive (and without the credential) and listed in \`missing_credentials\` — deploy again with the secret to activate it. Deployed tool-server secrets are untested (run \`POST /api/v1/runtime/mcp/servers/{id}/test\`). Re-deploying the same bundle answers every item \`unchanged\` and writes nothing. Roles: dry run any role; deploy developer+. \`Idempotency-Key\` replays the first answer.`;
+const DEPLOY_DOC = `Sections are applied in order (providers, prompts, tool_servers) in ONE transaction on the engine's write path: any failure (400 invalid item, 409 immutable prompt version, …) leaves the realm exactly as it was. Items are matched by name (prompts by key); a section left out of the bundle is not touched, and items of the realm the bundle does not name are kept (no deletes). Prompt versions are append-only: missing versions are added, the template of a version that has been active cannot change (409 RUNTIME_PROMPT_VERSION_IMMUTABLE). Raw secrets are never part of a bundle: an item whose \`credential\` is set takes its secret from \`credentials["<section>/<name>"]\` or keeps the one the realm stores; when neither exists it is deployed inactive (and without the credential) and listed in \`missing_credentials\` — deploy again with the secret to activate it. Deployed tool-server secrets are untested (run \`POST /api/v1/runtime/mcp/servers/{id}/test\`). Re-deploying the same bundle answers every item \`unchanged\` and writes nothing. Roles: a dry run any role (developer+ when it carries \`credentials\`: comparing secrets must not let a reader test guesses); deploy developer+. After the commit the engine drops its cached model and MCP clients of the changed providers and servers. \`Idempotency-Key\` replays the first answer.`;
 
 export function registerConfigurationRoutes(app: App, rt: RuntimeContext): void {
   const base = { tags: ['configuration'], security: runtimeSecurity };

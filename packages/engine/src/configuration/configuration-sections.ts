@@ -197,6 +197,9 @@ export const providerSection: ConfigSection<ProviderItem, ProviderRow, { item: P
       else await insertProvider(trx, { ...fields, id, realm_id: ctx.realmId, created_at: ctx.now });
       if (fields.is_default) await clearOtherDefaultProviders(trx, ctx.realmId, id, ctx.now);
     },
+    async committed(rt, current) {
+      rt.models.drop(current.row.id);
+    },
   };
 
 // Prompts ----------------------------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ function summary(changes: Change[]) {
 
 /**
  * Deploys a bundle into the token's realm: `dry_run` answers the diff without writing (any role that may read the
- * configuration); otherwise every section is written in one transaction on the engine's write path (all or
+ * configuration; developer+ when it carries credentials); otherwise every section is written in one transaction on the engine's write path (all or
  * nothing; developer+). Items whose credential is neither supplied nor already stored are deployed inactive and
  * listed in `missing_credentials`. An `Idempotency-Key` replays the first answer.
  */
@@ -158,7 +158,8 @@ export async function deployConfiguration(
   idempotencyKey: unknown,
 ): Promise<IdempotentResponse<unknown>> {
   const dry = input.dry_run === true;
-  const realmId = requirePermission(principal, dry ? 'config:read' : 'config:write');
+  // A dry run is a read, unless it carries secrets: comparing them with the stored ones would let a reader test guesses.
+  const realmId = requirePermission(principal, dry && !input.credentials ? 'config:read' : 'config:write');
   const key = checkIdempotencyKey(idempotencyKey, false);
   checkBundle(input);
   const ctx: DeployContext = {
