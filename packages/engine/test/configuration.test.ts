@@ -140,7 +140,7 @@ for (const target of testDatabaseTargets()) {
         }),
       );
       assert.equal(deployed.applied, true);
-      assert.deepEqual(deployed.summary, { create: 5, update: 0, unchanged: 0 });
+      assert.deepEqual(deployed.summary, { create: 5, update: 0, unchanged: 0, delete: 0 });
       assert.deepEqual(deployed.missing_credentials, []);
       assert.ok(!JSON.stringify(deployed).includes(PROVIDER_KEY));
       const again = ok(await engine.call('GET', `${BASE}/export`, { token: empty.token }));
@@ -159,7 +159,7 @@ for (const target of testDatabaseTargets()) {
         }),
       );
       assert.equal(redeploy.applied, false);
-      assert.deepEqual(redeploy.summary, { create: 0, update: 0, unchanged: 5 });
+      assert.deepEqual(redeploy.summary, { create: 0, update: 0, unchanged: 5, delete: 0 });
       assert.ok(redeploy.changes.every((c: any) => c.action === 'unchanged' && c.fields.length === 0));
       assert.ok(!engine.logs().includes(PROVIDER_KEY) && !engine.logs().includes(SERVER_KEY), 'no secret logged');
     });
@@ -230,7 +230,7 @@ for (const target of testDatabaseTargets()) {
       );
       assert.equal(diff.dry_run, true);
       assert.equal(diff.applied, false);
-      assert.deepEqual(diff.summary, { create: 1, update: 2, unchanged: 3 });
+      assert.deepEqual(diff.summary, { create: 1, update: 2, unchanged: 3, delete: 0 });
       assert.deepEqual(
         diff.changes.map((c: any) => [c.section, c.name, c.action, c.fields]),
         [
@@ -294,6 +294,65 @@ for (const target of testDatabaseTargets()) {
       assert.equal(invalid.status, 400);
       assert.match(invalid.body.error.message, /^tool_servers\/catalog: /);
       assert.deepEqual(ok(await engine.call('GET', `${BASE}/export`, { token: engine.a.token })).bundle, before);
+    });
+
+    test('prune: items a section does not name are deleted; one still in use is a 409 and nothing changes', async () => {
+      const engine = await shared.fresh();
+      await configure(engine, engine.a.token);
+      const before = ok(await engine.call('GET', `${BASE}/export`, { token: engine.a.token })).bundle;
+      const slim = {
+        format: before.format,
+        providers: before.providers.filter((p: any) => p.name === 'main'),
+        prompts: before.prompts.filter((p: any) => p.key === 'greeting'),
+      };
+      const deploy = (body: Record<string, unknown>) =>
+        engine.call('POST', `${BASE}/deploy`, {
+          token: engine.a.token,
+          body: { bundle: slim, credentials: { 'providers/main': PROVIDER_KEY }, ...body },
+        });
+      const kept = ok(await deploy({}));
+      assert.equal(kept.summary.delete, 0, 'without prune nothing is deleted');
+      const preview = ok(await deploy({ prune: true, dry_run: true }));
+      assert.deepEqual(
+        preview.changes.filter((c: any) => c.action === 'delete').map((c: any) => `${c.section}/${c.name}`),
+        ['providers/local', 'prompts/policy'],
+        'tool_servers is left out of the bundle: untouched',
+      );
+      // An agent runs the provider "local": pruning it is refused, and the whole deploy writes nothing.
+      const agent = ok(
+        await engine.call('POST', `/api/v1/realms/${engine.a.realmId}/agents`, {
+          token: engine.a.token,
+          body: { username: `prune-agent-${Math.random().toString(36).slice(2, 8)}` },
+        }),
+        201,
+      );
+      const providers = ok(await engine.call('GET', '/api/v1/runtime/providers', { token: engine.a.token }));
+      const local = providers.data.find((p: any) => p.name === 'local');
+      ok(
+        await engine.call('PUT', `/api/v1/runtime/agents/${agent.identity.id}/config`, {
+          token: engine.a.token,
+          body: { ai_provider_id: local.id },
+        }),
+      );
+      const refused = await deploy({
+        prune: true,
+        bundle: { ...slim, providers: [{ ...slim.providers[0], text_model: 'x' }] },
+      });
+      assert.equal(refused.status, 409, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.code, 'RUNTIME_IN_USE');
+      assert.match(refused.body.error.message, /^providers\/local is used by 1 agent/);
+      assert.deepEqual(ok(await engine.call('GET', `${BASE}/export`, { token: engine.a.token })).bundle, before);
+      // Without the agent's provider the prune goes through.
+      ok(
+        await engine.call('PUT', `/api/v1/runtime/agents/${agent.identity.id}/config`, {
+          token: engine.a.token,
+          body: {},
+        }),
+      );
+      const pruned = ok(await deploy({ prune: true }));
+      assert.equal(pruned.summary.delete, 2);
+      const after = ok(await engine.call('GET', `${BASE}/export`, { token: engine.a.token })).bundle;
+      assert.deepEqual(after, { ...slim, tool_servers: before.tool_servers });
     });
 
     test('bad bundles are one readable 400', async () => {

@@ -18,6 +18,13 @@ const DeployBody = Type.Object(
         description: 'true: answer the diff and write nothing (any role may, developer+ with credentials)',
       }),
     ),
+    prune: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'true: items of the realm that a section of the bundle does not name are deleted (`delete` in the diff); a section left out stays untouched; an item still in use (a provider or prompt of an agent, a server attached to an agent or named by a routing rule) is a 409 and nothing is written',
+      }),
+    ),
     credentials: Type.Optional(
       Type.Record(
         Type.String({ pattern: '^(providers|tool_servers)/.{1,255}$' }),
@@ -37,12 +44,17 @@ const DeployResult = Type.Object({
   format: Type.Literal(CONFIG_FORMAT),
   dry_run: Type.Boolean(),
   applied: Type.Boolean({ description: 'Something was written (false for a dry run and for a no-op deploy)' }),
-  summary: Type.Object({ create: Type.Integer(), update: Type.Integer(), unchanged: Type.Integer() }),
+  summary: Type.Object({
+    create: Type.Integer(),
+    update: Type.Integer(),
+    unchanged: Type.Integer(),
+    delete: Type.Integer(),
+  }),
   changes: Type.Array(
     Type.Object({
       section: OneOf(Sections),
       name: Type.String(),
-      action: OneOf(['create', 'update', 'unchanged']),
+      action: OneOf(['create', 'update', 'unchanged', 'delete']),
       fields: Type.Array(Type.String(), { description: 'Top-level item fields that change' }),
     }),
   ),
@@ -64,7 +76,7 @@ const ExportResult = Type.Object({
   }),
 });
 
-const DEPLOY_DOC = `Sections are applied in order (providers, prompts, tool_servers) in ONE transaction on the engine's write path: any failure (400 invalid item, 409 immutable prompt version, …) leaves the realm exactly as it was. Items are matched by name (prompts by key); a section left out of the bundle is not touched, and items of the realm the bundle does not name are kept (no deletes). Prompt versions are append-only: missing versions are added, the template of a version that has been active cannot change (409 RUNTIME_PROMPT_VERSION_IMMUTABLE). Raw secrets are never part of a bundle: an item whose \`credential\` is set takes its secret from \`credentials["<section>/<name>"]\` or keeps the one the realm stores; when neither exists it is deployed inactive (and without the credential) and listed in \`missing_credentials\` — deploy again with the secret to activate it. Deployed tool-server secrets are untested (run \`POST /api/v1/runtime/mcp/servers/{id}/test\`). Re-deploying the same bundle answers every item \`unchanged\` and writes nothing. Roles: a dry run any role (developer+ when it carries \`credentials\`: comparing secrets must not let a reader test guesses); deploy developer+. After the commit the engine drops its cached model and MCP clients of the changed providers and servers. \`Idempotency-Key\` replays the first answer.`;
+const DEPLOY_DOC = `Sections are applied in order (providers, prompts, tool_servers) in ONE transaction on the engine's write path: any failure (400 invalid item, 409 immutable prompt version, …) leaves the realm exactly as it was. Items are matched by name (prompts by key); a section left out of the bundle is not touched, and items of the realm the bundle does not name are kept unless \`prune\` is true (then they are deleted; one still in use is a 409). Prompt versions are append-only: missing versions are added, the template of a version that has been active cannot change (409 RUNTIME_PROMPT_VERSION_IMMUTABLE). Raw secrets are never part of a bundle: an item whose \`credential\` is set takes its secret from \`credentials["<section>/<name>"]\` or keeps the one the realm stores; when neither exists it is deployed inactive (and without the credential) and listed in \`missing_credentials\` — deploy again with the secret to activate it. Deployed tool-server secrets are untested (run \`POST /api/v1/runtime/mcp/servers/{id}/test\`). Re-deploying the same bundle answers every item \`unchanged\` and writes nothing. Roles: a dry run any role (developer+ when it carries \`credentials\`: comparing secrets must not let a reader test guesses); deploy developer+. After the commit the engine drops its cached model and MCP clients of the changed providers and servers. \`Idempotency-Key\` replays the first answer.`;
 
 export function registerConfigurationRoutes(app: App, rt: RuntimeContext): void {
   const base = { tags: ['configuration'], security: runtimeSecurity };

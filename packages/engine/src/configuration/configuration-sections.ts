@@ -2,10 +2,19 @@ import { canonicalJson, type Executor, fromJsonColumn, toBoolean } from '@keel/c
 import type { EngineDb } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 import { checkTemplate } from '../prompts/prompt-service.ts';
-import { countAgentsUsingPromptKey, insertPrompt, type PromptRow, updatePromptRow } from '../prompts/prompt-store.ts';
+import {
+  countAgentsUsingPrompt,
+  countAgentsUsingPromptKey,
+  deletePromptRow,
+  insertPrompt,
+  type PromptRow,
+  updatePromptRow,
+} from '../prompts/prompt-store.ts';
 import { providerFields, toProviderView } from '../providers/provider-service.ts';
 import {
   clearOtherDefaultProviders,
+  countAgentsUsingProvider,
+  deleteProviderRow,
   insertProvider,
   type ProviderRow,
   updateProviderRow,
@@ -17,15 +26,18 @@ import { toolRuntimeOf } from '../toolservers/tool-runtime-registry.ts';
 import {
   checkedProfile,
   checkServerUrl,
+  loadRuleSet,
   profileView,
   serverType,
   UNPROBED_SERVER,
 } from '../toolservers/toolserver-service.ts';
 import {
+  deleteServerRow,
   demoteCredentials,
   findCredential,
   insertCredential,
   insertServer,
+  listAgentServerLists,
   nextCredentialVersion,
   type ServerRow,
   updateServer,
@@ -85,7 +97,12 @@ export interface ConfigSection<Item, Row, Prepared> {
     desired: Desired<Item>,
     current: Current<Item, Row> | undefined,
   ): Promise<void>;
-  /** After the commit, for each item that existed and changed (caches of this process). */
+  /**
+   * With `prune`, for an item of the realm the bundle does not name: refuses (409) when something still uses it,
+   * then deletes it unless `dry`.
+   */
+  remove(trx: Executor<EngineDb>, ctx: DeployContext, current: Current<Item, Row>, dry: boolean): Promise<void>;
+  /** After the commit, for each item that existed and was changed or deleted (caches of this process). */
   committed?(rt: RuntimeContext, current: Current<Item, Row>): Promise<void>;
 }
 
@@ -196,6 +213,15 @@ export const providerSection: ConfigSection<ProviderItem, ProviderRow, { item: P
       if (current) await updateProviderRow(trx, id, fields);
       else await insertProvider(trx, { ...fields, id, realm_id: ctx.realmId, created_at: ctx.now });
       if (fields.is_default) await clearOtherDefaultProviders(trx, ctx.realmId, id, ctx.now);
+    },
+    async remove(db, ctx, current, dry) {
+      const row = current.row;
+      const users = await countAgentsUsingProvider(db, ctx.realmId, row.id, toBoolean(row.is_default));
+      if (users > 0)
+        throw RuntimeErrors.inUse(
+          `providers/${row.name} is used by ${users} agent configuration(s): keep it in the bundle`,
+        );
+      if (!dry) await deleteProviderRow(db, row.id);
     },
     async committed(rt, current) {
       rt.models.drop(current.row.id);
@@ -308,6 +334,15 @@ export const promptSection: ConfigSection<PromptItem, PromptRow[], PromptItem> =
       });
     }
   },
+  async remove(db, ctx, current, dry) {
+    for (const row of current.row) {
+      const direct = await countAgentsUsingPrompt(db, ctx.realmId, row.id);
+      const byKey = toBoolean(row.is_active) ? await countAgentsUsingPromptKey(db, ctx.realmId, row.key) : 0;
+      if (direct + byKey > 0)
+        throw RuntimeErrors.inUse(`prompts/${row.key} is the system prompt of agents: keep it in the bundle`);
+    }
+    if (!dry) for (const row of current.row) await deletePromptRow(db, row.id);
+  },
 };
 
 // Tool servers -----------------------------------------------------------------------------------------------------
@@ -415,8 +450,24 @@ export const toolServerSection: ConfigSection<ToolServerItem, ServerRow, ToolSer
     });
     await updateServer(trx, id, { active_credential_version: version });
   },
+  async remove(db, ctx, current, dry) {
+    const row = current.row;
+    const attached = (await listAgentServerLists(db, ctx.realmId)).filter((a) =>
+      (fromJsonColumn<string[]>(a.allowed_mcp_servers) ?? []).includes(row.id),
+    );
+    if (attached.length > 0)
+      throw RuntimeErrors.inUse(
+        `tool_servers/${row.name} is attached to ${attached.length} agent(s): keep it in the bundle`,
+      );
+    const rules = await loadRuleSet(toolRuntimeOf(ctx.rt), ctx.realmId);
+    if (rules.some((rule) => rule.servers?.includes(row.id)))
+      throw RuntimeErrors.inUse(`tool_servers/${row.name} is named by a routing rule: keep it in the bundle`);
+    if (!dry) await deleteServerRow(db, row.id);
+  },
   async committed(rt, current) {
-    await toolRuntimeOf(rt).connector.drop(current.row.id);
+    const tools = toolRuntimeOf(rt);
+    await tools.connector.drop(current.row.id);
+    tools.stats.forget(current.row.id);
   },
 };
 

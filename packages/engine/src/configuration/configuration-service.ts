@@ -13,13 +13,14 @@ type SectionName = (typeof CONFIG_SECTIONS)[number]['name'];
 export interface DeployInput {
   bundle: ConfigBundle;
   dry_run?: boolean | undefined;
+  prune?: boolean | undefined;
   credentials?: Record<string, string> | undefined;
 }
 
 export interface Change {
   section: SectionName;
   name: string;
-  action: 'create' | 'update' | 'unchanged';
+  action: 'create' | 'update' | 'unchanged' | 'delete';
   /** Top-level fields that change (`credential` also when a supplied secret replaces the stored one). */
   fields: string[];
 }
@@ -105,8 +106,9 @@ async function deploySections(
   db: Executor<EngineDb>,
   ctx: DeployContext,
   prepared: Map<SectionName, Array<{ name: string; item: unknown }>>,
-  dry: boolean,
+  options: { dry: boolean; prune: boolean },
 ): Promise<Outcome> {
+  const { dry, prune } = options;
   const changes: Change[] = [];
   const missing: MissingCredential[] = [];
   const updated: Outcome['updated'] = [];
@@ -132,6 +134,14 @@ async function deploySections(
       await section.write(db, ctx, item, desired, existing);
       if (existing) updated.push({ section, current: existing });
     }
+    if (!prune) continue;
+    const named = new Set(items.map((i) => i.name));
+    for (const [name, existing] of current) {
+      if (named.has(name)) continue;
+      await section.remove(db, ctx, existing, dry);
+      changes.push({ section: section.name, name, action: 'delete', fields: [] });
+      if (!dry) updated.push({ section, current: existing });
+    }
   }
   return { changes, missing, updated };
 }
@@ -142,7 +152,7 @@ function changedFields(from: Record<string, unknown>, to: Record<string, unknown
 
 function summary(changes: Change[]) {
   const count = (action: Change['action']) => changes.filter((c) => c.action === action).length;
-  return { create: count('create'), update: count('update'), unchanged: count('unchanged') };
+  return { create: count('create'), update: count('update'), unchanged: count('unchanged'), delete: count('delete') };
 }
 
 /**
@@ -186,7 +196,7 @@ export async function deployConfiguration(
     missing_credentials: outcome.missing,
   });
   if (dry) {
-    const outcome = await deploySections(rt.db, ctx, prepared, true);
+    const outcome = await deploySections(rt.db, ctx, prepared, { dry: true, prune: input.prune === true });
     return { statusCode: 200, body: answer(outcome, false), replayed: false };
   }
   const idempotency =
@@ -199,7 +209,7 @@ export async function deployConfiguration(
         };
   let updated: Outcome['updated'] = [];
   const outcome = await runWrite(rt.engine, idempotency, async (trx) => {
-    const result = await deploySections(trx, ctx, prepared, false);
+    const result = await deploySections(trx, ctx, prepared, { dry: false, prune: input.prune === true });
     updated = result.updated;
     return {
       statusCode: 200,
