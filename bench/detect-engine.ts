@@ -18,6 +18,9 @@ const PEERS_DIR = path.join(HERE, 'peers');
 const PEER = '@coffeeandfun/remove-pii';
 
 const WARM_UP_MS = 5000;
+/** Issue 16: ≥ 35 MB/s with every type on; on a shared machine its same-run equivalent, ≈ 3.0× remove-pii, is judged. */
+const TARGET_MBPS = 35;
+const TARGET_RATIO = 3.0;
 
 function parseArgs(argv: string[]): { corpus: string; passes: number } {
   let corpus = path.resolve(HERE, '../../shared/bench/pii/data/dev.jsonl');
@@ -122,9 +125,9 @@ async function main(): Promise<void> {
   const table = [
     '| runner | median MB/s | best pass MB/s | MB/s by min CPU time | target |',
     '|---|---|---|---|---|',
-    `| keel guard engine (scan + local score + decide + redact) | ${guard.median.toFixed(1)} | ${guard.best.toFixed(1)} | ${guard.cpu.toFixed(1)} | ≥ 25 |`,
+    `| keel guard engine (scan + local score + decide + redact) | ${guard.median.toFixed(1)} | ${guard.best.toFixed(1)} | ${guard.cpu.toFixed(1)} | ≥ ${TARGET_MBPS} |`,
     `| ${PEER} 3.0.1 (fastest peer) | ${peer.median.toFixed(1)} | ${peer.best.toFixed(1)} | ${peer.cpu.toFixed(1)} | |`,
-    `| ratio keel / peer | ${(guard.median / peer.median).toFixed(2)}× | ${(guard.best / peer.best).toFixed(2)}× | ${(guard.cpu / peer.cpu).toFixed(2)}× | |`,
+    `| ratio keel / peer | ${(guard.median / peer.median).toFixed(2)}× | ${(guard.best / peer.best).toFixed(2)}× | ${(guard.cpu / peer.cpu).toFixed(2)}× | ≥ ${TARGET_RATIO.toFixed(1)}× |`,
   ].join('\n');
   writeResultsSection(
     'guard-detect-engine',
@@ -136,7 +139,7 @@ each runner warmed up for 5 s, then ${passes} timed passes alternating with the 
 
 ${table}
 
-Result: ${guard.median >= 25 ? 'meets' : 'DOES NOT meet'} the ≥ 25 MB/s target.`,
+Result: ${guard.median >= TARGET_MBPS ? 'meets' : 'DOES NOT meet'} the ≥ ${TARGET_MBPS} MB/s target; ${guard.median / peer.median >= TARGET_RATIO ? 'meets' : 'DOES NOT meet'} its same-run equivalent of ≥ ${TARGET_RATIO.toFixed(1)}× the peer (the measure that holds on a loaded machine).`,
   );
 }
 

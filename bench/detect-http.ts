@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { kilobytePrompts } from './lib/gateway-prompts.ts';
 import { pacedLoad } from './lib/paced-load.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
@@ -27,26 +28,6 @@ const connections = Number(values.connections);
 const workers = values.workers!;
 const offeredRate = Number(values.rate);
 const ROOT = path.join(import.meta.dirname, '..');
-const CORPUS = path.join(ROOT, '..', 'shared', 'bench', 'pii', 'data', 'dev.jsonl');
-
-/** Texts of about 1 KB: corpus records joined until each reaches 1,024 bytes. */
-function kilobyteTexts(count: number): string[] {
-  const records = fs
-    .readFileSync(CORPUS, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l).text as string);
-  const texts: string[] = [];
-  let current = '';
-  for (let i = 0; texts.length < count; i = (i + 1) % records.length) {
-    current += `${records[i]}\n`;
-    if (Buffer.byteLength(current) >= 1024) {
-      texts.push(current.slice(0, 1024));
-      current = '';
-    }
-  }
-  return texts;
-}
 
 async function startGuard(): Promise<{ url: string; stop: () => Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-bench-'));
@@ -85,7 +66,7 @@ async function startGuard(): Promise<{ url: string; stop: () => Promise<void> }>
 const guard = await startGuard();
 try {
   const headers = { 'content-type': 'application/json', authorization: 'Bearer bench' };
-  const requests = kilobyteTexts(500).map((text) => ({
+  const requests = kilobytePrompts(500).map((text) => ({
     method: 'POST' as const,
     path: '/detect',
     headers,

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
+import { chatBody, kilobytePrompts, plainPrompts } from './lib/gateway-prompts.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
 const { values } = parseArgs({
@@ -32,7 +33,6 @@ const connections = Number(values.connections);
 const latencyRequests = Number(values.requests);
 const streamRequests = Number(values.streams);
 const ROOT = path.join(import.meta.dirname, '..');
-const CORPUS = path.join(ROOT, '..', 'shared', 'bench', 'pii', 'data', 'dev.jsonl');
 const PORTKEY = path.join(
   ROOT,
   'bench',
@@ -89,48 +89,7 @@ function startProcess(
   });
 }
 
-/** Prompts of about 1 KB built from the PII development corpus (names, e-mails, phones, ids in running text). */
-function kilobytePrompts(count: number): string[] {
-  const records = fs
-    .readFileSync(CORPUS, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line).text as string);
-  const prompts: string[] = [];
-  let current = '';
-  for (let i = 0; prompts.length < count; i = (i + 1) % records.length) {
-    current += `${records[i]}\n`;
-    if (Buffer.byteLength(current) >= 1024) {
-      prompts.push(current.slice(0, 1024));
-      current = '';
-    }
-  }
-  return prompts;
-}
-
-/** Ordinary 1 KB prompts (a request with some context), one in ten carrying an e-mail address. */
-function plainPrompts(count: number): string[] {
-  const topics = [
-    'the quarterly roadmap',
-    'the hiring plan',
-    'a customer escalation',
-    'the release notes',
-    'our pricing page',
-  ];
-  const prompts: string[] = [];
-  for (let i = 0; i < count; i++) {
-    let text = `Request ${i}: please summarize ${topics[i % topics.length]} and list three follow-ups. `;
-    if (i % 10 === 0) text += `Send the summary to reviewer${i}@example.org. `;
-    while (text.length < 1024) {
-      text += `Paragraph ${text.length}: the team discussed ${topics[(i + text.length) % topics.length]}, open questions, owners and dates. `;
-    }
-    prompts.push(text.slice(0, 1024));
-  }
-  return prompts;
-}
-
-const body = (prompt: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: prompt }], ...extra });
+const body = chatBody;
 
 const dispatcher = new Agent({ connections: 4, keepAliveTimeout: 60_000 });
 

@@ -10,6 +10,7 @@ const ALL = [
   'detect-quality',
   'detect-http',
   'guard-gateway',
+  'guard-gateway-profile',
   'geo-events',
   'geo-analytics',
   'geo-graph',
@@ -22,6 +23,7 @@ const ALL = [
   'tool-routing',
   'tool-execution',
   'anonymous-ingest',
+  'telemetry-overhead',
 ];
 const ARGS: Record<string, string[]> = { 'detect-quality': ['--report'] };
 const NODE_FLAGS: Record<string, string[]> = { 'geo-measure': ['--expose-gc'] };

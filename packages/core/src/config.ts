@@ -186,6 +186,8 @@ export interface HttpConfig {
    * false (default) trusts none, true every hop, a number that many hops, or a list of addresses and CIDRs.
    */
   trustProxy?: boolean | number | string[];
+  /** KEEL_METRICS_TOKEN: when set, `GET /metrics` asks for `Authorization: Bearer <token>`; unset, it is open. */
+  metricsToken?: string | undefined;
 }
 
 function readTrustProxy(reader: ConfigReader): boolean | number | string[] {
@@ -213,5 +215,6 @@ export function readHttpConfig(reader: ConfigReader): HttpConfig {
     securityHeadersEnabled: reader.bool('SECURITY_HEADERS_ENABLED', true),
     rateLimitMax: reader.int('RATE_LIMIT_MAX', 6000, { min: 1 }),
     rateLimitWindowMs: reader.int('RATE_LIMIT_WINDOW_MS', 60_000, { min: 1000 }),
+    metricsToken: reader.optionalString('KEEL_METRICS_TOKEN') || undefined,
   };
 }

@@ -2,6 +2,7 @@ export { bearerToken, constantTimeEqual, generateKey, sha256Hex } from './auth/s
 export type { Cache } from './cache/cache.ts';
 export { createMemoryCache } from './cache/memory-cache.ts';
 export { type OpenedCache, openCache } from './cache/open-cache.ts';
+export { createWindowCounters, type WindowCount, type WindowCounters } from './cache/window-counter.ts';
 export { reportListening, resolveWorkerCount, startWorkerPool, type WorkerPool } from './cluster/workers.ts';
 export {
   ConfigError,
@@ -126,3 +127,33 @@ export {
 } from './outbox/outbox-table.ts';
 export { generateSigningSecret, signWebhook } from './outbox/signature.ts';
 export type { CliCommand, CommandIo, RunningService, ServiceAddress, ServiceDefinition } from './service.ts';
+export {
+  type ActiveSpan,
+  collectMetrics,
+  continueTrace,
+  currentSpan,
+  currentTraceId,
+  currentTraceparent,
+  type FinishedSpan,
+  flushTelemetry,
+  type OutboundPeer,
+  observeQueueDepth,
+  onSpanEnd,
+  prometheusText,
+  type RuntimeSignals,
+  runInSpan,
+  runtimeSignals,
+  setSpanTenant,
+  startTelemetry,
+  tracingExported,
+  withClientSpan,
+  withSpan,
+} from './telemetry/telemetry.ts';
+export {
+  formatTraceparent,
+  isTraceId,
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  type TraceContext,
+} from './telemetry/trace-context.ts';

@@ -84,6 +84,7 @@ for (const target of testDatabaseTargets()) {
       assert.equal(delivery.headers['x-webhook-secret'], 'shh');
       assert.equal(delivery.headers['content-type'], 'application/json');
       assert.equal(delivery.headers['webhook-id'], id);
+      assert.match(String(delivery.headers.traceparent), /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
       const verified = new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
       assert.deepEqual(verified, { event: 'product.created' });
       await worker.idle();

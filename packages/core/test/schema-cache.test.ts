@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import { Type } from 'typebox';
-import { reusingSerializerFactory, schemaReuseEnabled } from '../src/http/schema-cache.ts';
+import { reusingSerializerFactory, schemaReuseEnabled, setSchemaReuse } from '../src/http/schema-cache.ts';
 import { type App, ConfigReader, createApp, readHttpConfig } from '../src/index.ts';
 import { reuseCompiledSchemas } from '../src/testing.ts';
 
@@ -28,7 +29,17 @@ async function build(thing: Record<string, unknown>): Promise<App> {
 }
 
 test('schema reuse is off unless a test turns it on; with it, apps answer exactly as without it', async (t) => {
-  assert.equal(schemaReuseEnabled(), false, 'production never takes the reuse path');
+  const cache = new URL('../src/http/schema-cache.ts', import.meta.url).href;
+  const fresh = execFileSync(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `console.log((await import(${JSON.stringify(cache)})).schemaReuseEnabled())`,
+  ]);
+  assert.equal(fresh.toString().trim(), 'false', 'production never takes the reuse path');
+  // This process may share other test files' modules (`--test-isolation=none`): start from reuse off.
+  const before = schemaReuseEnabled();
+  setSchemaReuse(false);
+  t.after(() => setSchemaReuse(before));
   const plain = await build({ type: 'object', properties: { a: { type: 'integer' } } });
   t.after(() => plain.close());
   reuseCompiledSchemas();

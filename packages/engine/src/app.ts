@@ -209,6 +209,7 @@ X-Engine-Access-Key, X-Engine-Secret-Key).\n\n${AUTH}`,
     secretKeyHex: options.secretKeyHex,
     tokenSigningKeyHex: options.tokenSigningKeyHex,
     clock: options.clock,
+    redis: options.redis,
   });
 
   registerSystemRoutes(webhook, readiness, '', { withJsonReady: false });

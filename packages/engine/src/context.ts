@@ -1,6 +1,7 @@
 import type { Cache, GroupCommit, SecretBox } from '@keel/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { CatalogActivity } from './anonymous/catalog-events.ts';
 import type { CatalogSearch } from './catalog/search/index.ts';
 import type { EngineConfig } from './config.ts';
 import type { EngineDb } from './db/schema.ts';
@@ -20,5 +21,7 @@ export interface EngineContext {
   writes: GroupCommit<EngineDb>;
   /** Wakes the delivery worker after a commit that wrote outbox messages. */
   notifyOutbox(): void;
+  /** The catalog's anonymous events (set by the runtime; called after the fact, never awaited). */
+  catalogActivity?: CatalogActivity | undefined;
   log: FastifyBaseLogger;
 }

@@ -56,6 +56,7 @@ export const EngineErrors = {
   checkoutNotPrepared: createError('CATALOG_CHECKOUT_NOT_PREPARED', 'Checkout %s is %s', 409),
   orderTransition: createError('CATALOG_ORDER_TRANSITION', 'Order %s is %s and cannot become %s', 409),
   keyNotRevoked: createError('CATALOG_KEY_NOT_REVOKED', '%s', 409),
+  realmLinkConflict: createError('CATALOG_REALM_LINK_CONFLICT', '%s', 409),
   procurementTransition: createError('PROCUREMENT_ORDER_TRANSITION', '%s', 409),
 } as const;
 

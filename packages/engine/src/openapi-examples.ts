@@ -44,6 +44,15 @@ export const EXAMPLE_IDS = {
   proposal: '01a21852-5a66-7b77-9c88-d99eaafbba01',
   routingRule: '01a21852-6b77-7c88-8d99-eaafbbcccb01',
   trace: '4f1d7c2a-9b3e-4e8a-a1c6-0d5b7e9f2a31',
+  observedTrace: '4bf92f3577b34da6a3ce929d0e0e4736',
+  trigger: '01a21852-7c88-7d99-8eaa-fbbcccdd0c01',
+  integrationClient: '01a21853-1c22-7d33-8e44-f55a66b77c01',
+  runtimeWebhook: '01a21853-2d33-7e44-9f55-a66b77c88d01',
+  runtimeWebhookUrl: 'https://hooks.acme-outdoor.com/keel/runtime',
+  policy: '01a21853-1a22-7b33-8c44-d55e66f77a01',
+  allowlistRequest: '01a21853-2b33-7c44-9d55-e66f77a88b01',
+  dataset: '01a21853-3c44-7d55-8e66-f77a88b99c01',
+  evaluationRun: '01a21853-4d55-7e66-9f77-a88b99caad01',
 } as const;
 
 const E = EXAMPLE_IDS;
@@ -451,7 +460,145 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
     },
   },
   'GET /api/v1/data/query': { query: { type: 'product_view', limit: 20 } },
+  'GET /api/v1/observability/logs': { query: { level: 'info', kind: 'request', limit: 20 } },
+  'GET /api/v1/observability/traces/{trace_id}': { params: { trace_id: E.observedTrace } },
+  'GET /api/v1/observability/metrics': { query: { window_seconds: 300 } },
+  'GET /api/v1/observability/alerts': { query: { limit: 20 } },
+  'POST /api/v1/observability/alerts': {
+    body: { name: 'Error rate above 5%', metric: 'error_rate', operator: 'gt', threshold: 0.05, window_seconds: 300 },
+  },
   'GET /api/v1/data/summary': { query: { bucket: 'day', type: 'product_view' } },
+  'POST /api/v1/runtime/ai/usage': {
+    body: {
+      provider_id: E.provider,
+      agent_id: E.agent,
+      model: 'gpt-4o-mini',
+      input_tokens: 1200,
+      output_tokens: 350,
+      metadata: { job: 'nightly-catalog-summaries' },
+    },
+  },
+  'GET /api/v1/runtime/ai/usage/stats': { query: { agent_id: E.agent } },
+  'GET /api/v1/usages': { query: { type: 'ai', limit: 20 } },
+  'POST /api/v1/usages': {
+    body: {
+      type: 'tool',
+      name: 'geocode_address',
+      quantity: 3,
+      agent_id: E.agent,
+      cost: 0.015,
+      currency: 'USD',
+      metadata: { vendor: 'maps-api' },
+    },
+  },
+  'GET /api/v1/usages/summary': { query: { type: 'ai' } },
+  'GET /api/v1/usages/tools/summary': { query: { agent_id: E.agent } },
+  'POST /api/v1/usages/export': { body: { format: 'csv', type: 'ai' } },
+  'POST /api/v1/runtime/webhooks': {
+    body: {
+      url: E.runtimeWebhookUrl,
+      events: ['execution.succeeded', 'execution.failed', 'flow_execution.waiting_for_approval'],
+      description: 'Order desk notifications',
+    },
+  },
+  'GET /api/v1/runtime/webhooks': { query: { limit: 20 } },
+  'GET /api/v1/runtime/webhooks/{id}': { params: { id: E.runtimeWebhook } },
+  'DELETE /api/v1/runtime/webhooks/{id}': { params: { id: E.runtimeWebhook } },
+  'GET /api/v1/runtime/webhooks/{id}/deliveries': { params: { id: E.runtimeWebhook }, query: { limit: 20 } },
+  'GET /api/v1/integrations/clients': { query: { limit: 20 } },
+  'POST /api/v1/integrations/clients': {
+    body: { name: 'ERP order sync', description: 'Exports completed orders every night', role: 'operator' },
+  },
+  'POST /api/v1/integrations/clients/{id}/rotate-secret': {
+    params: { id: E.integrationClient },
+    body: { overlap_seconds: 3600 },
+  },
+  'GET /api/v1/governance': {},
+  'POST /api/v1/governance/policies': {
+    ...idempotent('policy-storefront-v2'),
+    body: {
+      name: 'Storefront policy',
+      description: 'Storefront agents answer, clarify, show products and hand over to checkout; stock lookups only',
+      rules: {
+        allowed_actions: ['RESPOND', 'CLARIFY', 'ESCALATE', 'RENDER_PRODUCTS', 'CHECKOUT_HANDOFF', 'ERROR'],
+        allowed_tools: ['lookup_stock'],
+        allowed_provider_types: ['openai_compatible'],
+        data_handling: 'standard',
+      },
+    },
+  },
+  'POST /api/v1/governance/policies/{id}/activate': { params: { id: E.policy } },
+  'POST /api/v1/governance/allowlist': {
+    body: { scope: 'tool', value: 'reserve_stock', reason: 'Checkout flow reserves stock before payment (CHG-2231)' },
+  },
+  'POST /api/v1/governance/allowlist/{id}/decision': {
+    params: { id: E.allowlistRequest },
+    body: { decision: 'approve', note: 'Reviewed with the checkout team' },
+  },
+  'PUT /api/v1/governance/quotas': {
+    body: {
+      window_seconds: 3600,
+      max_requests: 50_000,
+      max_tokens: 20_000_000,
+      max_cost: '250.00',
+      max_tool_calls: 100_000,
+    },
+  },
+  'POST /api/v1/governance/evaluation-datasets': {
+    ...idempotent('dataset-shipping-v1'),
+    body: {
+      name: 'Shipping questions',
+      kind: 'synthetic',
+      cases: [
+        { input: 'Do you ship tents to Norway?', expected_action: 'RESPOND', expected_contains: ['Oslo'] },
+        {
+          input: 'Reserve two tents for me',
+          tool_call: { tool_name: 'reserve_stock', arguments: { sku: 'TENT-2P', quantity: 2 } },
+        },
+      ],
+    },
+  },
+  'POST /api/v1/governance/evaluation-runs': {
+    body: { dataset_id: E.dataset, agent_id: E.agent, mode: 'offline' },
+  },
+  'GET /api/v1/governance/evaluation-runs/{id}': { params: { id: E.evaluationRun } },
+  'POST /api/v1/governance/deployment-profiles': {
+    ...idempotent('deployment-eu-prod'),
+    body: {
+      name: 'EU storefront',
+      environment: 'production',
+      owner: 'Commerce platform team',
+      region: 'eu-west-1',
+      data_residency: 'EU',
+      data_handling: 'no_retention',
+      retention_days: 30,
+      controls: ['transcripts off', 'zero-data-retention providers', 'quarterly access review'],
+    },
+  },
+  'POST /api/v1/governance/support-access': {
+    ...idempotent('support-ticket-88213'),
+    body: {
+      support_engineer: 'Keel support, engineer 17',
+      reason: 'Ticket 88213: chat turns fail with RUNTIME_PROVIDER_FAILED',
+      scope: ['configuration', 'executions', 'logs'],
+      customer_approval: { approved_by: 'Realm owner', reference: 'Ticket 88213' },
+      duration_minutes: 120,
+    },
+  },
+  'GET /api/v1/governance/support-access': { query: { status: 'active', limit: 20 } },
+  'POST /api/v1/governance/lawful-requests': {
+    ...idempotent('lawful-2026-0142'),
+    body: {
+      authority: 'District court of Amsterdam',
+      jurisdiction: 'NL',
+      request_type: 'preservation',
+      reference: 'Case 2026/0142',
+      received_at: '2026-11-20T09:30:00Z',
+      due_at: '2026-12-04T17:00:00Z',
+      status: 'under_review',
+      data_categories: ['session metadata', 'execution records'],
+    },
+  },
   'POST /api/v1/runtime/execute': {
     body: {
       session_id: E.session,
@@ -543,6 +690,22 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
       name: 'Gear finder',
     },
   },
+  'GET /api/v1/runtime/flows/{id}/triggers': { ...flow, query: { limit: 20 } },
+  'POST /api/v1/runtime/flows/{id}/triggers': {
+    ...flow,
+    body: {
+      kind: 'event',
+      name: 'Order paid',
+      event: 'order.paid',
+      agent_id: E.agent,
+      input: { query: 'two person tent' },
+    },
+  },
+  'POST /api/v1/runtime/flows/{id}/triggers/{triggerId}/fire': {
+    params: { id: E.flow, triggerId: E.trigger },
+    body: { event_id: 'order-4821-paid', payload: { query: 'sleeping bag' } },
+  },
+  'DELETE /api/v1/runtime/flows/{id}/triggers/{triggerId}': { params: { id: E.flow, triggerId: E.trigger } },
   'GET /api/v1/runtime/executions': { query: { state: 'succeeded', flow_id: E.flow, limit: 20 } },
   'POST /api/v1/runtime/executions': {
     ...idempotent('execution-web-7f3a-0001'),
@@ -641,6 +804,15 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
     params: { sessionId: E.session },
     body: { context: { preferred_warehouse: 'main', last_sku: 'TENT-TH2-GRN' }, resume_token: E.resumeToken },
   },
+  'GET /api/v1/runtime/mcp/interaction-policy': {},
+  'PUT /api/v1/runtime/mcp/interaction-policy': {
+    body: {
+      sampling: { enabled: true, provider_id: E.provider, max_requests_per_call: 2, max_tokens_per_request: 512 },
+      elicitation: { mode: 'session_context' },
+      window_seconds: 3600,
+    },
+  },
+  'GET /api/v1/runtime/mcp/interactions': { query: { limit: 20, kind: 'sampling' } },
   'POST /api/v1/runtime/agents/{agentId}/mcp-servers': {
     params: { agentId: E.agent },
     body: { server_id: E.toolServer },

@@ -15,6 +15,7 @@ import { readEngineConfig } from './config.ts';
 import { engineDatabaseUrl, openEngineDatabase, prepareEngineDatabase } from './db/open.ts';
 import type { EngineDb } from './db/schema.ts';
 import { createExecutionWorker, type ExecutionWorker } from './executions/execution-worker.ts';
+import { createTriggerScheduler, type TriggerScheduler } from './flows/flow-trigger-scheduler.ts';
 import { ensureFirstRealm } from './identity/identity-service.ts';
 import { loadTokenSigningKey } from './identity/tokens.ts';
 
@@ -29,6 +30,7 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
   const opened = openCache({ redisUrl: config.core.redisUrl, service: 'engine' });
   let worker: OutboxWorker | undefined;
   let flowWorker: ExecutionWorker | undefined;
+  let triggerScheduler: TriggerScheduler | undefined;
   const apps: { close(): Promise<void> }[] = [];
   try {
     const { keyHex, generated } = loadSecretKey({ secretKey: config.core.secretKey, dataDir: config.core.dataDir });
@@ -82,6 +84,12 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
       engine.runtime.extensions.executions = running;
       engine.readiness.add('flow-execution-worker', () => running.check());
       running.start();
+      const scheduler = createTriggerScheduler(engine.runtime, {
+        pollMs: Math.min(1000, config.runtime.executions.pollMs),
+      });
+      triggerScheduler = scheduler;
+      engine.readiness.add('flow-trigger-scheduler', () => scheduler.check());
+      scheduler.start();
     }
     const host = config.core.host;
     const addresses = [];
@@ -98,6 +106,7 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
       name: 'engine',
       addresses,
       close: async () => {
+        await triggerScheduler?.stop();
         await flowWorker?.stop();
         await engine.close();
         await worker?.stop();
@@ -106,6 +115,7 @@ async function start({ env }: { env: Env; core: CoreConfig }): Promise<RunningSe
       },
     };
   } catch (error) {
+    await triggerScheduler?.stop();
     await flowWorker?.stop();
     await Promise.allSettled(apps.map((app) => app.close()));
     await worker?.stop();

@@ -12,7 +12,7 @@ import type { Principal } from './merchants/principal.ts';
 import { createEventSink, type EventSink } from './webhooks/events.ts';
 
 /** What the write path needs: the database, its group commit and the delivery worker's wake-up. */
-export type WriteContext = Pick<EngineContext, 'db' | 'writes' | 'notifyOutbox'>;
+export type WriteContext = Pick<EngineContext, 'db' | 'writes' | 'notifyOutbox' | 'catalogActivity'>;
 
 /** A business write: its statements run on `trx`; the events it emits on `sink` reach the outbox with it. */
 export type WriteWork<T> = (trx: Transaction<EngineDb>, sink: EventSink) => Promise<T>;
@@ -41,9 +41,10 @@ export async function runWrite<T>(
   work: WriteWork<{ statusCode: number; body: T }>,
 ): Promise<IdempotentResponse<T>> {
   let queued = 0;
+  let sink: EventSink | undefined;
   const withEvents = async (trx: Transaction<EngineDb>) => {
     queued = 0;
-    const sink = createEventSink();
+    sink = createEventSink();
     const value = await work(trx, sink);
     queued = await sink.flush(trx);
     return value;
@@ -54,6 +55,8 @@ export async function runWrite<T>(
       : runIdempotent(ctx.db, idempotency, withEvents, { transact: (inner) => ctx.writes.run(inner) }),
   );
   if (queued > 0) ctx.notifyOutbox();
+  // The catalog's anonymous events of this write, once it committed (a replay wrote nothing).
+  if (ctx.catalogActivity && sink && !outcome.replayed) ctx.catalogActivity.committed(sink.emitted());
   return outcome;
 }
 

@@ -4,9 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
-import { startReceiver, until } from './helper.ts';
-
-const KEEL = path.join(import.meta.dirname, '..', '..', 'cli', 'src', 'keel.ts');
+import { KEEL, runKeel, startReceiver, until } from './helper.ts';
 
 function tempDir(t: TestContext): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-engine-'));
@@ -14,16 +12,7 @@ function tempDir(t: TestContext): string {
   return dir;
 }
 
-function run(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [KEEL, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = runKeel;
 
 function startEngine(t: TestContext, env: Record<string, string>): Promise<{ child: ChildProcess; rest: string }> {
   const child = spawn(process.execPath, [KEEL, 'start', 'engine'], {

@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { after, before, type TestContext } from 'node:test';
 import { type Cache, createMemoryCache, createOutboxWorker, type OutboxWorker } from '@keel/core';
 import { openTestDatabase, reuseCompiledSchemas, type TestDatabaseTarget } from '@keel/core/testing';
@@ -183,6 +185,21 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
 }
 
 /** A valid product body for a store. */
+/** `keel …` as a child process (the CLI's entry point from source); answers its exit code and output. */
+export function runKeel(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [KEEL, ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The `keel` CLI's entry point (source). */
+export const KEEL = path.join(import.meta.dirname, '..', '..', 'cli', 'src', 'keel.ts');
+
 export function product(storeId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     storeId,

@@ -4,6 +4,7 @@
 // latency, credential changes and contract changes.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import { Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
@@ -15,6 +16,11 @@ export interface FakeTool {
   annotations?: Record<string, unknown>;
   /** The structured result (default: echoes the arguments with the server's label). */
   run?: (args: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * Asks the client during the call (sampling, elicitation through `ctx.mcpReq`); its value is the structured
+   * result, a thrown error's message becomes `{error}`. Needs SSE or `stateful` streamable HTTP.
+   */
+  interact?: (ctx: any, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
 export interface FakeServerState {
@@ -40,6 +46,8 @@ export interface FakeServer {
   state: FakeServerState;
   /** tools/call requests served (`meta`: the request's `_meta`); refused ones only with `failNextCalls`. */
   calls: { name: string; args: Record<string, unknown>; meta?: Record<string, unknown>; failed?: true }[];
+  /** The W3C `traceparent` header of every request that carried one. */
+  traceparents: string[];
   close(): Promise<void>;
 }
 
@@ -85,13 +93,20 @@ function buildServer(server: FakeServer): Server {
       ...(tool.annotations ? { annotations: tool.annotations } : {}),
     })),
   }));
-  sdk.setRequestHandler('tools/call', async (request) => {
+  sdk.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = server.state.tools.find((t) => t.name === request.params.name);
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const meta = request.params._meta as Record<string, unknown> | undefined;
     server.calls.push({ name: request.params.name, args, ...(meta ? { meta } : {}) });
     if (!tool) return { content: [{ type: 'text', text: 'unknown tool' }], isError: true };
-    const result = tool.run ? tool.run(args) : { server: server.label, tool: tool.name, echo: args };
+    const result = tool.interact
+      ? await tool.interact(ctx, args).catch((error: Error & { code?: number }) => ({
+          error: error.message,
+          code: error.code ?? null,
+        }))
+      : tool.run
+        ? tool.run(args)
+        : { server: server.label, tool: tool.name, echo: args };
     return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
   });
   sdk.setRequestHandler('resources/list', async () => ({
@@ -131,7 +146,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Starts an MCP server on 127.0.0.1 (`http`: streamable HTTP at /mcp; `sse`: GET /sse + POST /messages). */
 export async function startMcpServer(
   t: TestContext | undefined,
-  options: { transport?: 'http' | 'sse'; label?: string; tools?: FakeTool[]; keys?: string[]; port?: number } = {},
+  options: {
+    transport?: 'http' | 'sse';
+    label?: string;
+    tools?: FakeTool[];
+    keys?: string[];
+    port?: number;
+    /** Streamable HTTP with sessions and SSE responses (the server can ask the client during a call). */
+    stateful?: boolean;
+    /** Serve HTTPS with this certificate and require a client certificate issued by `ca` (mTLS). */
+    tls?: { cert: string; key: string; ca: string };
+  } = {},
 ): Promise<FakeServer> {
   const transport = options.transport ?? 'http';
   const server: FakeServer = {
@@ -149,12 +174,15 @@ export async function startMcpServer(
       delayMs: 0,
     },
     calls: [],
+    traceparents: [],
     close: async () => undefined,
   };
   const streams = new Map<string, { res: http.ServerResponse; deliver: (message: unknown) => void }>();
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
 
-  const httpServer = http.createServer(async (req, res) => {
+  const handler = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const state = server.state;
+    if (typeof req.headers.traceparent === 'string') server.traceparents.push(req.headers.traceparent);
     const body = req.method === 'POST' ? await readBody(req) : '';
     if (state.delayMs > 0) await sleep(state.delayMs);
     if (req.method === 'POST' && req.url === '/token') {
@@ -197,6 +225,39 @@ export async function startMcpServer(
       return;
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (transport === 'http' && options.stateful && url.pathname === '/mcp') {
+      const sessionId = req.headers['mcp-session-id'];
+      let web = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+      if (!web) {
+        web = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => void sessions.set(id, web!),
+        });
+        await buildServer(server).connect(web);
+      }
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers))
+        if (typeof value === 'string' && name !== 'content-length' && name !== 'host') headers.set(name, value);
+      const response = await web.handleRequest(
+        new Request(`http://127.0.0.1${req.url}`, {
+          method: req.method ?? 'GET',
+          headers,
+          ...(req.method === 'POST' ? { body } : {}),
+        }),
+        req.method === 'POST' ? { parsedBody: parsed } : undefined,
+      );
+      res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+      if (!response.body) return void res.end();
+      const reader = response.body.getReader();
+      res.on('close', () => void reader.cancel().catch(() => undefined));
+      for (;;) {
+        const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (chunk.done) break;
+        res.write(chunk.value);
+      }
+      res.end();
+      return;
+    }
     if (transport === 'http' && req.method === 'POST' && url.pathname === '/mcp') {
       const sdk = buildServer(server);
       const web = new WebStandardStreamableHTTPServerTransport({
@@ -259,10 +320,14 @@ export async function startMcpServer(
       return;
     }
     res.writeHead(404).end();
-  });
+  };
+  const httpServer = options.tls
+    ? https.createServer({ ...options.tls, requestCert: true, rejectUnauthorized: true }, handler)
+    : http.createServer(handler);
   await new Promise<void>((resolve) => httpServer.listen(options.port ?? 0, '127.0.0.1', resolve));
   const port = (httpServer.address() as AddressInfo).port;
-  server.url = transport === 'sse' ? `http://127.0.0.1:${port}/sse` : `http://127.0.0.1:${port}/mcp`;
+  const origin = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  server.url = transport === 'sse' ? `${origin}/sse` : `${origin}/mcp`;
   server.close = () =>
     new Promise<void>((resolve) => {
       for (const stream of streams.values()) stream.res.end();

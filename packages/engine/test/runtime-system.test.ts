@@ -86,11 +86,12 @@ for (const target of testDatabaseTargets()) {
       const capabilities = await engine.call('GET', '/api/v1/runtime/capabilities', { token: engine.a.token });
       assert.equal(capabilities.status, 200);
       assert.deepEqual(capabilities.body.contract_versions, ['2026-08-22']);
-      assert.deepEqual(capabilities.body.modes, ['sync']);
+      assert.deepEqual(capabilities.body.modes, ['sync', 'async']);
       assert.deepEqual(capabilities.body.provider_types, ['openai_compatible', 'bedrock']);
       assert.equal(capabilities.body.normalized_actions.length, 14);
       assert.deepEqual(capabilities.body.agent_setting_bounds.max_tool_calls, { minimum: 0, maximum: 50, default: 8 });
-      assert.equal(capabilities.body.features.flows, false);
+      assert.equal(capabilities.body.features.flows, true);
+      assert.equal(capabilities.body.features.async_executions, true);
     });
 
     test('GET /api/v1/sdk/config: the versioned client contract with endpoint templates, transports, actions and bounded schemas', async () => {

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { waitUntil } from '@keel/core/testing';
 import { defaultTools, startMcpServer } from './mcp-servers.ts';
 import { type Realm, type RuntimeUnderTest, sharedRuntime, testDatabaseTargets } from './runtime-helper.ts';
+import { certificateAuthority } from './test-certs.ts';
 
 const writeTool = {
   name: 'adjust_stock',
@@ -310,6 +311,72 @@ for (const target of testDatabaseTargets()) {
       });
       assert.equal(refused.status, 409);
       assert.equal(refused.body.error.code, 'TOOL_SERVER_CREDENTIAL_TEST_FAILED');
+    });
+
+    test('profile: mTLS reaches an HTTPS server requiring a client certificate and fails closed with a wrong one', async (t) => {
+      const engine = await shared.fresh();
+      const ca = certificateAuthority();
+      const upstream = await startMcpServer(t, { tls: { ...ca.issue('127.0.0.1', 'server'), ca: ca.cert } });
+      assert.ok(upstream.url.startsWith('https://127.0.0.1:'));
+      const good = JSON.stringify({ ...ca.issue('keel-engine', 'client'), ca: ca.cert });
+      const created = await register(engine, engine.a, { url: upstream.url, api_key: good });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const id = created.body.id;
+      const profile = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}/profile`, {
+        token: engine.a.token,
+        body: { auth: { type: 'mtls' } },
+      });
+      assert.equal(profile.status, 200, JSON.stringify(profile.body));
+      assert.equal(profile.body.profile.auth.type, 'mtls');
+      const ok = await engine.call('POST', `/api/v1/runtime/mcp/servers/${id}/test`, { token: engine.a.token });
+      assert.equal(ok.body.ok, true, JSON.stringify(ok.body));
+      const discovered = await engine.call('POST', `/api/v1/runtime/mcp/servers/${id}/discover`, {
+        token: engine.a.token,
+      });
+      assert.equal(discovered.status, 200, JSON.stringify(discovered.body));
+      const executed = await engine.call('POST', '/api/v1/runtime/mcp/tools/execute', {
+        token: engine.a.token,
+        body: { mcp_server_id: id, tool_name: 'lookup_stock', arguments: { sku: 'SKU-MTLS' } },
+      });
+      assert.equal(executed.status, 200, JSON.stringify(executed.body));
+      assert.equal(executed.body.result.structured_content.echo.sku, 'SKU-MTLS');
+
+      // A client certificate of another CA: the handshake is refused, the rotation is not stored (fails closed).
+      const stranger = certificateAuthority('Stranger CA');
+      const wrongClient = JSON.stringify({ ...stranger.issue('keel-engine', 'client'), ca: ca.cert });
+      const rotated = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}`, {
+        token: engine.a.token,
+        body: { name: created.body.name, url: upstream.url, api_key: wrongClient },
+      });
+      assert.equal(rotated.status, 409, JSON.stringify(rotated.body));
+      assert.equal(rotated.body.error.code, 'TOOL_SERVER_CREDENTIAL_TEST_FAILED');
+      // The server's certificate is verified too: trusting only another CA refuses it.
+      const wrongTrust = JSON.stringify({ ...ca.issue('keel-engine', 'client'), ca: stranger.cert });
+      const untrusted = await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}`, {
+        token: engine.a.token,
+        body: { name: created.body.name, url: upstream.url, api_key: wrongTrust },
+      });
+      assert.equal(untrusted.status, 409, JSON.stringify(untrusted.body));
+      // No client certificate at all (a plain bearer profile) cannot reach it either.
+      await engine.call('PUT', `/api/v1/runtime/mcp/servers/${id}/profile`, {
+        token: engine.a.token,
+        body: { auth: { type: 'bearer' } },
+      });
+      const plain = await engine.call('POST', `/api/v1/runtime/mcp/servers/${id}/test`, { token: engine.a.token });
+      assert.equal(plain.body.ok, false);
+      // A credential that is not a PEM pair fails closed with a message that shows none of it.
+      const broken = await register(engine, engine.a, { url: upstream.url, api_key: 'not-a-pem-pair-secret-1' });
+      await engine.call('PUT', `/api/v1/runtime/mcp/servers/${broken.body.id}/profile`, {
+        token: engine.a.token,
+        body: { auth: { type: 'mtls' } },
+      });
+      const malformed = await engine.call('POST', `/api/v1/runtime/mcp/servers/${broken.body.id}/test`, {
+        token: engine.a.token,
+      });
+      assert.equal(malformed.body.ok, false);
+      assert.equal(malformed.body.error.code, 'TOOL_SERVER_AUTH_FAILED');
+      assert.ok(!JSON.stringify(malformed.body).includes('not-a-pem'));
+      assert.ok(!engine.logs().includes('PRIVATE KEY'));
     });
 
     test('bad input: stdio, unsupported type, private URL policy, duplicate name; delete only when unused', async (t) => {

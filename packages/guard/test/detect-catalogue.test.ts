@@ -23,6 +23,7 @@ const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const LOWER_ALNUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const UPPER_ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 const HEX = '0123456789abcdef';
+const DIGITS = '0123456789';
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const B64 = `${ALNUM}+/`;
 const B64URL = `${ALNUM}-_`;
@@ -116,6 +117,57 @@ const TOKENS: [vendor: string, type: string, token: string][] = [
   ['Sentry', 'GENERIC_PASSWORD', `sntryu_${draw(HEX, 64, 41)}`],
   ['Discord', 'GENERIC_PASSWORD', `MT${draw(ALNUM, 22, 42)}.${draw(B64URL, 6, 42)}.${draw(B64URL, 30, 42)}`],
   [
+    'Amazon Bedrock',
+    'GENERIC_PASSWORD',
+    `ABSK${Buffer.from(`BedrockAPIKey-${draw(LOWER_ALNUM, 4, 130)}-at-${draw(DIGITS, 12, 131)}:${draw(B64, 60, 132)}`).toString('base64')}`,
+  ],
+  ['Square', 'GENERIC_PASSWORD', `EAAA${draw(B64URL, 60, 133)}`],
+  ['Square', 'GENERIC_PASSWORD', `sq0atp-${draw(B64URL, 22, 134)}`],
+  ['Square', 'GENERIC_PASSWORD', `sq0csp-${draw(B64URL, 43, 135)}`],
+  ['Sonar', 'GENERIC_PASSWORD', `squ_${draw(HEX, 40, 136)}`],
+  ['New Relic', 'GENERIC_PASSWORD', `NRAK-${draw(UPPER_ALNUM, 27, 137)}`],
+  ['New Relic', 'GENERIC_PASSWORD', `NRJS-${draw(HEX, 19, 138)}`],
+  ['New Relic', 'GENERIC_PASSWORD', `NRII-${draw(B64URL, 32, 139)}`],
+  ['Brevo', 'GENERIC_PASSWORD', `xkeysib-${draw(HEX, 64, 140)}-${draw(ALNUM, 16, 140)}`],
+  ['Docker Hub', 'GENERIC_PASSWORD', `dckr_pat_${draw(B64URL, 27, 141)}`],
+  ['Fly.io', 'GENERIC_PASSWORD', `fm2_${draw(B64, 160, 142)}`],
+  ['Tailscale', 'GENERIC_PASSWORD', `tskey-auth-k${draw(ALNUM, 11, 143)}CNTRL-${draw(ALNUM, 33, 143)}`],
+  ['PlanetScale', 'GENERIC_PASSWORD', `pscale_tkn_${draw(B64URL, 43, 144)}`],
+  ['Render', 'GENERIC_PASSWORD', `rnd_${draw(ALNUM, 32, 145)}`],
+  ['Supabase', 'GENERIC_PASSWORD', `sbp_${draw(HEX, 40, 146)}`],
+  ['Groq', 'GENERIC_PASSWORD', `gsk_${draw(ALNUM, 52, 147)}`],
+  ['xAI', 'GENERIC_PASSWORD', `xai-${draw(ALNUM, 80, 148)}`],
+  ['Perplexity', 'GENERIC_PASSWORD', `pplx-${draw(ALNUM, 48, 149)}`],
+  ['Replicate', 'GENERIC_PASSWORD', `r8_${draw(ALNUM, 37, 150)}`],
+  ['JFrog', 'GENERIC_PASSWORD', `AKCp${draw(ALNUM, 69, 151)}`],
+  [
+    'JFrog',
+    'GENERIC_PASSWORD',
+    Buffer.from(`reftkn:01:${draw(DIGITS, 10, 152)}:${draw(ALNUM, 40, 152)}`)
+      .toString('base64')
+      .slice(0, 64),
+  ],
+  ['Clojars', 'GENERIC_PASSWORD', `CLOJARS_${draw(HEX, 60, 153)}`],
+  ['Dynatrace', 'GENERIC_PASSWORD', `dt0c01.${draw(UPPER_ALNUM, 24, 154)}.${draw(UPPER_ALNUM, 64, 155)}`],
+  ['EasyPost', 'GENERIC_PASSWORD', `EZAK${draw(ALNUM, 54, 156)}`],
+  ['Flutterwave', 'GENERIC_PASSWORD', `FLWSECK_TEST-${draw(HEX, 32, 157)}-X`],
+  ['NuGet', 'GENERIC_PASSWORD', `oy2${draw(LOWER_ALNUM, 43, 159)}`],
+  ['Google OAuth', 'GENERIC_PASSWORD', `ya29.${draw(B64URL, 120, 160)}`],
+  ['Typeform', 'GENERIC_PASSWORD', `tfp_${draw(B64URL, 59, 161)}`],
+  ['ReadMe', 'GENERIC_PASSWORD', `rdme_${draw(LOWER_ALNUM, 70, 162)}`],
+  ['RubyGems', 'GENERIC_PASSWORD', `rubygems_${draw(HEX, 48, 163)}`],
+  ['Shippo', 'GENERIC_PASSWORD', `shippo_live_${draw(HEX, 40, 164)}`],
+  ['Mapbox', 'GENERIC_PASSWORD', `sk.eyJ1Ijoi${draw(B64URL, 70, 165)}.${draw(B64URL, 22, 166)}`],
+  ['OpenShift', 'GENERIC_PASSWORD', `sha256~${draw(B64URL, 43, 167)}`],
+  ['Prefect', 'GENERIC_PASSWORD', `pnu_${draw(ALNUM, 36, 168)}`],
+  ['Scalingo', 'GENERIC_PASSWORD', `tk-us-${draw(B64URL, 48, 169)}`],
+  ['42 intra', 'GENERIC_PASSWORD', `s-s4t2ud-${draw(HEX, 64, 170)}`],
+  ['Contentful', 'GENERIC_PASSWORD', `CFPAT-${draw(B64URL, 43, 172)}`],
+  ['Netlify', 'GENERIC_PASSWORD', `nfp_${draw(ALNUM, 36, 173)}`],
+  ['Buildkite', 'GENERIC_PASSWORD', `bkua_${draw(HEX, 40, 174)}`],
+  ['LangSmith', 'GENERIC_PASSWORD', `lsv2_pt_${draw(HEX, 32, 175)}_${draw(HEX, 10, 175)}`],
+  ['Alibaba Cloud', 'GENERIC_PASSWORD', `LTAI${draw(ALNUM, 20, 176)}`],
+  [
     'JWT (base64)',
     'JWT',
     Buffer.from(
@@ -201,6 +253,17 @@ describe('vendor secret catalogue', () => {
       'hvs.short',
       'SG.header.value',
       'https://example.com/sl.html',
+      `sq0csp-${draw(B64URL, 20, 180)} is too short`,
+      `NRAK-${draw(LOWER_ALNUM, 27, 181)} is lower case`,
+      `dt0c01.${draw(UPPER_ALNUM, 24, 182)} is a token id without its secret`,
+      `API-${draw(UPPER_ALNUM, 28, 183)} without a key that names Octopus`,
+      `rubygems_${draw(HEX, 47, 184)} is one short`,
+      `squ_${draw('ghijklmnopqrstuvwxyz', 40, 185)} is not hex`,
+      'tskey-auth-XXXXXX from the docs',
+      'ya29.short',
+      `LTAI${draw(ALNUM, 8, 186)} too short`,
+      `xsbp_${draw(HEX, 40, 187)} starts inside a word`,
+      `fm2_${draw(B64, 40, 188)} is too short for a macaroon`,
     ]) {
       assert.deepEqual(
         reported(text).filter((r) => r.startsWith('GENERIC_PASSWORD') || r.startsWith('JWT')),
@@ -239,6 +302,21 @@ describe('vendor secret catalogue', () => {
     ]);
   });
 
+  test('Slack webhook URLs by their parts: incoming (services), Workflow Builder (workflows), triggers', () => {
+    const team = `T${draw(UPPER_ALNUM, 10, 190)}`;
+    const workflow = `https://hooks.slack.com/workflows/${team}/A${draw(UPPER_ALNUM, 10, 191)}/${draw(DIGITS, 18, 192)}/${draw(ALNUM, 24, 193)}`;
+    assertFound(`SLACK_WEBHOOK=${workflow}`, 'SLACK_TOKEN', workflow);
+    assertFound(`  url: "${workflow}"`, 'SLACK_TOKEN', workflow);
+    const trigger = `https://hooks.slack.com/triggers/${team}/${draw(DIGITS, 13, 194)}/${draw(HEX, 32, 195)}`;
+    assertFound(`curl -X POST ${trigger} -d '{}'`, 'SLACK_TOKEN', trigger);
+    // A workflow URL cut short (no secret part) is only a URL.
+    const cut = `https://hooks.slack.com/workflows/${team}/A${draw(UPPER_ALNUM, 10, 191)}`;
+    assert.deepEqual(
+      reported(cut).filter((r) => !r.startsWith('URL:')),
+      [],
+    );
+  });
+
   test('vendors without a prefix are found by the key that names them, in their format only (hex included)', () => {
     const cases: [string, string][] = [
       ['DATADOG_API_KEY=', draw(HEX, 32, 100)],
@@ -251,6 +329,29 @@ describe('vendor secret catalogue', () => {
       ],
       ['plaid_secret:', draw(HEX, 30, 109)],
       ['mailchimp_api_key =', `"${draw(HEX, 32, 110)}-us14"`],
+      ['ALIBABA_CLOUD_ACCESS_KEY_SECRET=', draw(LOWER_ALNUM, 30, 200)],
+      ['"cloudflareToken":', `"${draw(LOWER_ALNUM, 40, 201)}"`],
+      ['CLOUDFLARE_GLOBAL_API_KEY:', draw(HEX, 37, 202)],
+      ['jira_api_token =', `"${draw(LOWER_ALNUM, 24, 203)}"`],
+      ['confluent_api_secret:', draw(LOWER_ALNUM, 64, 204)],
+      ['DRONE_TOKEN=', draw(LOWER_ALNUM, 32, 205)],
+      ['$facebookSecret .=', `"${draw(HEX, 32, 206)}"`],
+      ['ARTIFACTORY_IDENTITY_TOKEN=', draw(LOWER_ALNUM, 64, 207)],
+      ['linkedin_client_secret:', draw(LOWER_ALNUM, 16, 208)],
+      ['LOOKER_CLIENT_SECRET=', draw(LOWER_ALNUM, 24, 209)],
+      ['okta_api_token =', `"00${draw(LOWER_ALNUM, 40, 210)}"`],
+      [
+        'SNYK_TOKEN=',
+        `${draw(HEX, 8, 211)}-${draw(HEX, 4, 212)}-${draw(HEX, 4, 213)}-${draw(HEX, 4, 214)}-${draw(HEX, 12, 215)}`,
+      ],
+      ['SONAR_TOKEN=', draw(HEX, 40, 216)],
+      ['SRC_SOURCEGRAPH_TOKEN:', draw(HEX, 40, 217)],
+      ['SUMOLOGIC_ACCESS_KEY=', draw(LOWER_ALNUM, 64, 218)],
+      ['twilio_auth_token:', draw(HEX, 32, 219)],
+      ['airtable_api_key =', `"key${draw(LOWER_ALNUM, 14, 220)}"`],
+      ['octopus_api_key =', `"API-${draw(UPPER_ALNUM, 28, 171)}"`],
+      ['TELEGRAM_BOT_TOKEN=', `${draw(DIGITS, 6, 221)}:${draw(B64URL, 35, 222)}`],
+      ['"telegramToken" =>', `"${draw(DIGITS, 12, 223)}:${draw(B64URL, 35, 224)}"`],
     ];
     for (const [key, value] of cases) {
       const bare = value.replaceAll('"', '');
@@ -262,6 +363,10 @@ describe('vendor secret catalogue', () => {
       `discord_token: ${draw(HEX, 40, 111)}`,
       'mailchimp_api_key = "abc-us14"',
       `DATADOG_API_KEY=${'ab'.repeat(16)}`,
+      'DRONE_TOKEN = "my-drone-token"',
+      `TELEGRAM_BOT_TOKEN=${draw(DIGITS, 4, 225)}:${draw(B64URL, 35, 226)}`,
+      `SONAR_TOKEN=${draw(LOWER_ALNUM, 40, 230)}`,
+      'airtable_api_key = "my-airtable-key"',
     ]) {
       assert.deepEqual(
         reported(text).filter((r) => r.startsWith('GENERIC_PASSWORD:')),
@@ -269,5 +374,18 @@ describe('vendor secret catalogue', () => {
         text,
       );
     }
+  });
+
+  test("a password key that names a vendor holds the account's password, reported as one", () => {
+    for (const key of ['TWITTER_PASSWORD', 'jira_password', 'DATADOG_PASS']) {
+      assertFound(`${key}="Tr0ub4dor&3x!"`, 'GENERIC_PASSWORD', 'Tr0ub4dor&3x!');
+    }
+  });
+
+  test("a vendor's other formats under its key stay found: a value outside one row's format falls to the key rules", () => {
+    const mixed = `${draw(ALNUM, 20, 240)}Aa9`;
+    assertFound(`cloudflare_api_token: "${mixed}"`, 'GENERIC_PASSWORD', mixed);
+    const sonar = `squ_${draw(HEX, 40, 241)}`;
+    assertFound(`SONAR_TOKEN=${sonar}`, 'GENERIC_PASSWORD', sonar);
   });
 });

@@ -36,11 +36,13 @@ const SHAPES: Record<string, string> = {
 
 for (const [name, text] of Object.entries(SHAPES)) {
   test(`${name} (${(text.length / 1000).toFixed(0)} K characters) is scanned and decided in linear time`, () => {
-    const t0 = performance.now();
+    // CPU time, not wall time: the bound holds on a machine busy with other work too.
+    const t0 = process.cpuUsage();
     const candidates = detector.scan(text);
     const decision = detector.decide(text, candidates, localAiScores(candidates));
-    const ms = performance.now() - t0;
-    assert.ok(ms < 3000, `${ms.toFixed(0)} ms`);
+    const used = process.cpuUsage(t0);
+    const ms = (used.user + used.system) / 1000;
+    assert.ok(ms < 3000, `${ms.toFixed(0)} ms of CPU`);
     for (let i = 1; i < decision.detections.length; i++) {
       assert.ok(decision.detections[i].start >= decision.detections[i - 1].end, 'detections never overlap');
     }

@@ -19,7 +19,7 @@ for (const target of testDatabaseTargets()) {
         );
       assert.equal(Boolean(rows.find((r) => r.name === 'MAC_ADDRESS')!.is_active), false);
       assert.equal(Boolean(rows.find((r) => r.name === 'URL')!.is_active), true);
-      for (const off of ['US_BANK_NUMBER', 'ABA_ROUTING_NUMBER', 'US_NPI'])
+      for (const off of ['US_BANK_NUMBER', 'ABA_ROUTING_NUMBER', 'US_NPI', 'PERSON'])
         assert.equal(Boolean(rows.find((r) => r.name === off)!.is_active), false, off);
       assert.equal(Boolean(rows.find((r) => r.name === 'CRYPTO_WALLET')!.is_active), true);
     });
@@ -42,6 +42,19 @@ for (const target of testDatabaseTargets()) {
       await seedDefaultPatterns(db);
       const after = (await db.selectFrom('pattern').select('name').execute()).map((r) => r.name);
       assert.equal(after.includes('KR_RRN'), false, 'the operator deleted it');
+    });
+
+    test('an install seeded before release 4 gets PERSON once, inactive', async (t) => {
+      const { db } = await buildGuard(t, target);
+      assert.deepEqual(
+        BUILTIN_PATTERNS.filter((p) => p.since === 4).map((p) => p.name),
+        ['PERSON'],
+      );
+      await db.deleteFrom('pattern').where('name', '=', 'PERSON').execute();
+      await db.deleteFrom('guard_meta').where('key', '=', 'default_patterns_release_4_seeded').execute();
+      assert.equal(await seedDefaultPatterns(db), false, 'not a first start');
+      const row = await db.selectFrom('pattern').select('is_active').where('name', '=', 'PERSON').executeTakeFirst();
+      assert.equal(Boolean(row?.is_active), false);
     });
 
     test('an install seeded before release 2 gets its patterns once; one deleted afterwards stays deleted', async (t) => {

@@ -1,3 +1,4 @@
+import { withClientSpan } from '@keel/core';
 import { Agent, request } from 'undici';
 import { callChat } from './chat-call.ts';
 import {
@@ -78,15 +79,23 @@ export function createChatCompletionsProvider(options: ChatCompletionsOptions): 
     async chat(body: ChatCompletionsBody, { signal, timeoutMs }: ChatCallOptions): Promise<UpstreamReply> {
       let response: Awaited<ReturnType<typeof request>>;
       try {
-        response = await request(url, {
-          method: 'POST',
-          headers: body.stream === true ? streamHeaders : headers,
-          body: JSON.stringify(body),
-          dispatcher,
-          signal,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        });
+        // A CLIENT span until the upstream's headers arrive; its W3C traceparent goes to the provider.
+        const model = typeof body.model === 'string' ? body.model : '';
+        response = await withClientSpan(
+          `chat ${model}`.trim(),
+          'provider',
+          { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model },
+          (traceparent) =>
+            request(url, {
+              method: 'POST',
+              headers: { ...(body.stream === true ? streamHeaders : headers), traceparent },
+              body: JSON.stringify(body),
+              dispatcher,
+              signal,
+              headersTimeout: timeoutMs,
+              bodyTimeout: timeoutMs,
+            }),
+        );
       } catch (error) {
         if (signal.aborted) throw new UpstreamError('upstream request aborted', undefined, true);
         const name = (error as { code?: string }).code ?? (error as Error).name;

@@ -62,7 +62,7 @@ async function run(command: string, args: string[], options: { cwd: string; env?
 function waitForReady(child: ChildProcess): Promise<Map<string, string>> {
   return new Promise((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => reject(new Error(`keel start did not get ready: ${seen}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`keel start did not get ready: ${seen}`)), 180_000);
     child.stdout!.on('data', (chunk) => {
       seen += chunk;
       if (!/keel: ready/.test(seen)) return;

@@ -12,16 +12,24 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Redis } from 'ioredis';
+import { constantTimeEqual } from '../auth/secrets.ts';
 import { watchRedis } from '../cache/redis-health.ts';
 import type { HttpConfig } from '../config.ts';
 import { CoreErrors } from '../errors.ts';
+import {
+  countActiveRequest,
+  endServerSpan,
+  prometheusText,
+  runInSpan,
+  startTelemetry,
+} from '../telemetry/telemetry.ts';
 import { requireJsonBodies } from './content-type.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { rejectUnstorableInput } from './input-guard.ts';
 import { type LogFormat, prettyLogDestination, selectLogFormat } from './log-format.ts';
 import { attachOperationExample, type OperationExamples } from './operation-examples.ts';
 import { resilientRateLimitStore } from './rate-limit-store.ts';
-import { requestIdFor } from './request-id.ts';
+import { requestIdFor, serverSpanOf } from './request-id.ts';
 import { reusedValidatorCompiler, reusingSerializerFactory, schemaReuseEnabled } from './schema-cache.ts';
 import { installSecurityHeaders } from './security-headers.ts';
 import { createValidatorCompiler } from './validation.ts';
@@ -78,6 +86,8 @@ function trustProxyOption(
 
 export async function createApp(options: CreateAppOptions): Promise<App> {
   const { http } = options;
+  // Before the first request: its server span and metrics need the SDK (loaded once per process).
+  await startTelemetry();
   const logTarget: NodeJS.WritableStream & { isTTY?: boolean } = options.logStream ?? process.stdout;
   const pretty = selectLogFormat(options.logFormat ?? 'auto', logTarget) === 'pretty';
   const logStream = pretty ? prettyLogDestination(logTarget, logTarget.isTTY === true) : options.logStream;
@@ -108,7 +118,27 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    done();
+    const span = serverSpanOf(request.raw);
+    if (!span) return done();
+    // The rest of the request (hooks, handler, the calls it makes) runs inside its server span.
+    countActiveRequest(options.name, 1);
+    reply.raw.once('close', () => {
+      countActiveRequest(options.name, -1);
+      endServerSpan(span, {
+        service: options.name,
+        method: request.method,
+        route: request.routeOptions.url ?? '(unmatched)',
+        statusCode: reply.statusCode,
+        seconds: reply.elapsedTime / 1000,
+      });
+    });
+    runInSpan(span, done);
+  });
+  // Body parsing resumes in the socket's own async context: re-enter the span for validation, hooks and handler.
+  app.addHook('preValidation', (request, _reply, done) => {
+    const span = serverSpanOf(request.raw);
+    if (span) runInSpan(span, done);
+    else done();
   });
   // The request line is logged at info; below that level the object is not even built.
   const logRequests = ['info', 'debug', 'trace'].includes(options.logLevel);
@@ -189,6 +219,24 @@ export async function createApp(options: CreateAppOptions): Promise<App> {
   await app.register(fastifySwaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { deepLinking: true } });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger());
+  registerMetricsRoute(app, http.metricsToken);
 
   return app;
+}
+
+const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/**
+ * `GET /metrics`: the process's OpenTelemetry metrics in the Prometheus text format, on every listener. Aggregates
+ * only (route patterns, status codes, durations, queue depths) — no ids, no personal data. With KEEL_METRICS_TOKEN
+ * set, a scraper must send `Authorization: Bearer <token>`; otherwise it is open like the health probes.
+ */
+function registerMetricsRoute(app: App, token: string | undefined): void {
+  app.get('/metrics', { schema: { hide: true }, config: { rateLimit: false } }, async (request, reply) => {
+    if (token !== undefined) {
+      const sent = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
+      if (!constantTimeEqual(sent, token)) throw CoreErrors.unauthorized();
+    }
+    return reply.type(PROMETHEUS_CONTENT_TYPE).send(await prometheusText());
+  });
 }

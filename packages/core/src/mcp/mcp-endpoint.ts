@@ -45,6 +45,8 @@ export interface McpTool<P, S extends TObject = TObject> {
   title?: string;
   description: string;
   inputSchema: S;
+  /** Optional JSON Schema of the structured result (advertised; clients may validate results against it). */
+  outputSchema?: Record<string, unknown>;
   /** The permission a principal must hold to see (`tools/list`) and call (`tools/call`) the tool. */
   permission: string;
   annotations?: {
@@ -77,6 +79,11 @@ export interface McpEndpointOptions<P> {
   serverInfo: { name: string; version: string; title?: string };
   instructions?: string;
   tools: readonly McpTool<P>[];
+  /**
+   * Tools of one principal besides `tools` (e.g. a realm's published flows), listed and called like them; a name
+   * of `tools` always wins. Their schemas are compiled once per name, description and schema (a bounded cache).
+   */
+  principalTools?(principal: P): Promise<readonly McpTool<P>[]>;
   /**
    * Identifies the caller from the HTTP request (headers). Throw an AppError: 401 → JSON-RPC -32001, 403 →
    * -32003, with the same HTTP status. Runs before anything of the body is acted on.
@@ -163,6 +170,7 @@ function compileTool<P>(tool: McpTool<P>): CompiledTool<P> {
       ...(tool.title ? { title: tool.title } : {}),
       description: tool.description,
       inputSchema,
+      ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
       ...(tool.annotations ? { annotations: tool.annotations } : {}),
     },
   };
@@ -170,7 +178,7 @@ function compileTool<P>(tool: McpTool<P>): CompiledTool<P> {
 
 const PRINCIPAL = Symbol('keel.mcp.principal');
 interface PrincipalCarrier<P> {
-  [PRINCIPAL]?: { principal: P; request: FastifyRequest };
+  [PRINCIPAL]?: { principal: P; request: FastifyRequest; tools: ReadonlyMap<string, CompiledTool<P>> };
 }
 
 /**
@@ -188,8 +196,33 @@ interface PrincipalCarrier<P> {
 export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpEndpointOptions<P>): Promise<void> {
   const compiled = new Map(options.tools.map((tool) => [tool.name, compileTool(tool)]));
   if (compiled.size !== options.tools.length) throw new Error('MCP tool names must be unique');
+  const perPrincipal = new Map<string, CompiledTool<P>>();
+  /** The tools a principal reaches: the static ones and its own (`principalTools`). */
+  const toolsOf = async (principal: P): Promise<ReadonlyMap<string, CompiledTool<P>>> => {
+    const extra = options.principalTools ? await options.principalTools(principal) : [];
+    if (extra.length === 0) return compiled;
+    const all = new Map(compiled);
+    for (const tool of extra) {
+      if (all.has(tool.name)) continue;
+      const key = JSON.stringify([tool.name, tool.description, tool.inputSchema, tool.outputSchema ?? null]);
+      let entry = perPrincipal.get(key);
+      if (!entry) {
+        entry = compileTool(tool);
+        if (perPrincipal.size >= 1000) perPrincipal.delete(perPrincipal.keys().next().value!);
+        perPrincipal.set(key, entry);
+      }
+      // The compiled validator is shared; `run` is this principal's.
+      all.set(tool.name, { ...entry, tool });
+    }
+    return all;
+  };
 
-  const buildServer = (carrier: { principal: P; request: FastifyRequest }): Server => {
+  const buildServer = (carrier: {
+    principal: P;
+    request: FastifyRequest;
+    tools: ReadonlyMap<string, CompiledTool<P>>;
+  }): Server => {
+    const compiled = carrier.tools;
     const server = new Server(
       {
         name: options.serverInfo.name,
@@ -280,6 +313,7 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
       },
       async (request, reply) => {
         const principal = await options.authenticate(request);
+        const tools = await toolsOf(principal);
         const body = request.body as Record<string, unknown> | unknown[] | null | undefined;
         if (Array.isArray(body)) {
           return sendError(
@@ -297,7 +331,7 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
         }
         if (body.method === 'tools/call') {
           const name = (body.params as { name?: unknown } | undefined)?.name;
-          const entry = typeof name === 'string' ? compiled.get(name) : undefined;
+          const entry = typeof name === 'string' ? tools.get(name) : undefined;
           if (entry && !options.authorize(principal, entry.tool.permission)) {
             return sendError(request, reply, CoreErrors.forbidden(entry.tool.permission));
           }
@@ -317,7 +351,7 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
           }
         }
 
-        const carrier = { principal, request };
+        const carrier = { principal, request, tools };
         const url = `http://${request.hostname || 'localhost'}${request.url}`;
         const headers = new Headers();
         for (const [name, value] of Object.entries(request.headers)) {

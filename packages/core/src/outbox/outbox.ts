@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { dialectOf } from '../db/dialect.ts';
 import { createLoopHealth, type LoopLogger } from '../health/loop-health.ts';
 import { createSafeAgent, safePost } from '../net/safe-fetch.ts';
+import { withClientSpan } from '../telemetry/telemetry.ts';
 import { OUTBOX_ATTEMPT_TABLE, OUTBOX_TABLE, type OutboxDb, type OutboxMessageTable } from './outbox-table.ts';
 import { signWebhook } from './signature.ts';
 
@@ -239,10 +240,19 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       ...(target.headers ?? {}),
     };
     try {
-      const result = await safePost(agent, target.url, message.payload, headers, {
-        allowPrivate: options.allowPrivate,
-        timeoutMs,
-      });
+      // A CLIENT span per attempt; the receiver gets its W3C traceparent.
+      const result = await withClientSpan(`webhook ${message.topic}`.slice(0, 120), 'webhook', {}, (traceparent) =>
+        safePost(
+          agent,
+          target.url,
+          message.payload,
+          { ...headers, traceparent },
+          {
+            allowPrivate: options.allowPrivate,
+            timeoutMs,
+          },
+        ),
+      );
       const success = result.statusCode >= 200 && result.statusCode < 300;
       return {
         message,

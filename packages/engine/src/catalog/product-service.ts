@@ -388,7 +388,13 @@ export async function removeProductByIdentity(
 }
 
 export async function getProduct(ctx: EngineContext, principal: Principal, productId: string): Promise<ProductView> {
-  return toProductView(await productInScope(ctx.db, principal, productId));
+  return viewed(ctx, toProductView(await productInScope(ctx.db, principal, productId)));
+}
+
+/** A product read by a caller: recorded as an anonymous `product_view` (after the fact, never awaited). */
+function viewed(ctx: EngineContext, view: ProductView): ProductView {
+  ctx.catalogActivity?.viewed(view);
+  return view;
 }
 
 export interface DetailsQuery {
@@ -425,7 +431,7 @@ export async function getProductDetails(
     row = rows[0];
   }
   if (!row) throw EngineErrors.productNotFound('No product matches in the stores this key reaches');
-  return toProductView(row);
+  return viewed(ctx, toProductView(row));
 }
 
 export interface ListQuery {
@@ -453,13 +459,17 @@ export async function listProductsFor(
   if (query.q !== undefined && query.q.trim() !== '') {
     const offset = productCursor(query.cursor, 'q') ?? 0;
     if (offset > 10_000) throw EngineErrors.invalidField('search results go 10,000 deep at most; refine the query');
+    const terms = searchTerms(query.q);
     const rows = await ctx.search.search(ctx.db, {
       storeIds: stores,
-      terms: searchTerms(query.q),
+      terms,
       status: query.status,
       limit: query.limit + 1,
       offset,
     });
+    // A nonempty search (its first page) is an anonymous `catalog_search`: counts only, never the text.
+    if (offset === 0)
+      ctx.catalogActivity?.listed(principal.merchantId, 'search', Math.min(rows.length, query.limit), terms.length);
     return {
       data: rows.slice(0, query.limit).map(toProductView),
       nextCursor: rows.length > query.limit ? encodeCursor('products-q', [offset + query.limit]) : null,
@@ -471,5 +481,6 @@ export async function listProductsFor(
     status: query.status,
   });
   const page = keysetPage('products-s', rows, query.limit, (row) => [Number(row.seq)]);
+  if (query.cursor === undefined) ctx.catalogActivity?.listed(principal.merchantId, 'listing', page.rows.length, 0);
   return { data: page.rows.map(toProductView), nextCursor: page.next };
 }

@@ -3,6 +3,7 @@ import type { EngineDb } from '../db/schema.ts';
 import { bootstrapRealm } from '../identity/identity-service.ts';
 import { createMerchant, createStore, issueKey } from '../merchants/merchant-service.ts';
 import type { PrincipalCache } from '../merchants/principal.ts';
+import { linkRealm } from '../merchants/realm-link-service.ts';
 
 /** What `keel engine bootstrap --json` prints: the catalog's merchant, stores and keys, and a runtime realm with its key pair. */
 export interface BootstrapResult {
@@ -21,7 +22,10 @@ export interface BootstrapResult {
     /** Scope `custom`: storeIds[1] and the sub-merchant's store. */
     custom: string;
   };
-  /** A new runtime realm with an owner service identity and its key pair (shown once). */
+  /**
+   * A new runtime realm with an owner service identity and its key pair (shown once), linked to the merchant: its
+   * flows call the merchant's catalog tools and the merchant's catalog records anonymous events in it.
+   */
   realmId: string;
   accessKey: string;
   secretKey: string;
@@ -51,6 +55,7 @@ export async function bootstrapMerchant(
       })
     ).secret;
   const realm = await bootstrapRealm(db, { realmName: `Realm ${label}`, username: 'bootstrap-service' });
+  await linkRealm(db, { realmId: realm.realmId, merchantId: merchant.id, createdBy: 'keel engine bootstrap' });
   return {
     merchantId: merchant.id,
     subMerchantId: sub.id,

@@ -11,6 +11,7 @@ import {
   setMerchantActive,
 } from '../merchants/merchant-service.ts';
 import { createPrincipalCache, KEY_SCOPES, type KeyScope } from '../merchants/principal.ts';
+import { linkRealm, realmLink, unlinkRealm } from '../merchants/realm-link-service.ts';
 import { inTransaction, type WriteContext } from '../write.ts';
 import { bootstrapMerchant } from './bootstrap.ts';
 import { ENGINE_USAGE as USAGE } from './usage.ts';
@@ -72,6 +73,7 @@ export const engineCommand: CliCommand = {
   usage: USAGE,
   async run(args, io) {
     const [area, action, ...rest] = args;
+    if (area === 'flows') return (await import('./flows-command.ts')).runFlowsCommand(action, rest, io);
     const parse = (argv: string[]) =>
       parseArgs({
         args: argv,
@@ -84,6 +86,7 @@ export const engineCommand: CliCommand = {
           scope: { type: 'string' },
           store: { type: 'string', multiple: true },
           expires: { type: 'string' },
+          realm: { type: 'string' },
         },
       });
     if (area === 'bootstrap') {
@@ -190,6 +193,30 @@ export const engineCommand: CliCommand = {
           if (positionals.length === 0) throw new UsageError('name at least one key id');
           const result = await bulkDeleteKeys(writes, principals, merchantId, positionals);
           print(io, json, result, `deleted ${result.deleted.length}`);
+          return 0;
+        }
+      }
+      if (area === 'realms') {
+        const realmId = need(values.realm, 'realm');
+        if (action === 'link') {
+          const link = await inTransaction(writes, (trx) =>
+            linkRealm(trx, {
+              realmId,
+              merchantId: need(values.merchant, 'merchant'),
+              createdBy: 'keel engine realms link',
+            }),
+          );
+          print(io, json, link, `realm ${link.realmId} linked to merchant ${link.merchantId}`);
+          return 0;
+        }
+        if (action === 'unlink') {
+          const removed = await inTransaction(writes, (trx) => unlinkRealm(trx, realmId));
+          print(io, json, { unlinked: removed }, removed ? 'unlinked' : 'the realm had no link');
+          return 0;
+        }
+        if (action === 'show') {
+          const link = (await realmLink(db, realmId)) ?? null;
+          print(io, json, link, link ? `realm ${link.realmId} → merchant ${link.merchantId}` : '(no link)');
           return 0;
         }
       }

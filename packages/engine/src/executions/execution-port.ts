@@ -31,6 +31,8 @@ export interface ExecutionScope {
    * lets a high-impact tool run only from one of them (never from a subflow's node).
    */
   approvalGated: ReadonlySet<string>;
+  /** The governance policy version pinned to the execution at creation (its tool rules apply to every step). */
+  policyVersionId: string | null;
 }
 
 /**

@@ -1,15 +1,18 @@
-import { randomUUID } from 'node:crypto';
 import {
   checkIdempotencyKey,
+  currentTraceId,
   decodeCursor,
+  type Executor,
   encodeCursor,
   fromJsonColumn,
   type IdempotentResponse,
+  newTraceId,
   toBoolean,
   toIsoString,
 } from '@keel/core';
 import { loadAgent } from '../agents/agent-service.ts';
 import { type AgentSettings, effectiveSettings } from '../agents/agent-settings.ts';
+import type { EngineDb } from '../db/schema.ts';
 import { resolveRunnableVersion } from '../flows/flow-service.ts';
 import {
   type ClientCapabilities,
@@ -20,13 +23,16 @@ import {
   type ResumeSignal,
   transition,
 } from '../flows/index.ts';
+import { activePolicy, admitRun, pinOf } from '../governance/governance-enforcement.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { loadActivePrompt } from '../prompts/prompt-service.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
+import { flowExecutionEvent } from '../webhooks/events.ts';
 import { inTransaction, runWrite } from '../write.ts';
 import {
+  countLeasedByAgent,
   type ExecutionEventRow,
   type ExecutionRow,
   findExecution,
@@ -34,6 +40,7 @@ import {
   insertExecution,
   listEvents,
   listExecutionRows,
+  lockAgentAdmission,
   updateExecutionIf,
 } from './execution-store.ts';
 import { createExecutionWorker, type ExecutionWorker, hasCompensations } from './execution-worker.ts';
@@ -48,6 +55,8 @@ export interface ExecutionInput {
   input?: Record<string, unknown> | undefined;
   compensate_on_failure?: boolean | undefined;
   max_retries?: number | undefined;
+  /** The chat session the execution belongs to (chat and execute through flows). */
+  session_id?: string | undefined;
 }
 
 type Wait = { kind: string; wait_id: string; node_id: string; approval_id?: string; event?: string } & Record<
@@ -123,24 +132,34 @@ async function requireExecution(rt: RuntimeContext, realmId: string, id: string)
   return row;
 }
 
-function wakeWorker(rt: RuntimeContext): void {
+export function wakeWorker(rt: RuntimeContext): void {
   rt.extensions.executions?.wake();
 }
 
+/** An execution about to be stored: its row for a creation time, and the write that stores it. */
+export interface PreparedExecution {
+  /** The agent settings pinned to it (the defaults without an agent). */
+  settings: AgentSettings;
+  row(now: string, extra?: { createdBy?: string; lease?: { owner: string; until: string } }): ExecutionRow;
+}
+
 /**
- * Queues a durable execution of a flow: the active version (or a given published `version`), the agent's
- * settings and active prompt version are pinned to it, so later changes never alter a run in progress.
+ * Resolves and checks what an execution of a flow pins: the active version (or a given published `version`), the
+ * input against the flow's input contract, the agent's settings and active prompt version — so later changes never
+ * alter a run in progress — and the realm policy active now. Throws the 4xx of a flow that cannot run, an invalid input or an unknown agent.
  */
-export async function createExecution(
+export async function prepareExecution(
   rt: RuntimeContext,
-  principal: RuntimePrincipal,
+  realmId: string,
+  createdBy: string,
   input: ExecutionInput,
-  idempotencyKey: unknown,
-  options: { operation?: string; runner?: SyncRunner } = {},
-): Promise<IdempotentResponse<unknown>> {
-  const realmId = requirePermission(principal, 'runtime:run');
-  const key = checkIdempotencyKey(idempotencyKey, false);
+  options: { admitted?: boolean } = {},
+): Promise<PreparedExecution> {
   const { version, plan } = await resolveRunnableVersion(rt, realmId, input.flow_id, input.version);
+  // The realm policy active now is pinned to the execution: later activations never change a run in progress.
+  const policy = await activePolicy(rt, realmId);
+  // The quota counts the run here unless its caller (a chat turn) already did.
+  if (!options.admitted) await admitRun(rt, realmId);
   const executionInput = input.input ?? {};
   checkInput(plan, executionInput);
   let settings: AgentSettings = effectiveSettings({});
@@ -156,67 +175,117 @@ export async function createExecution(
       if (active) prompt = { id: active.id, version: active.version };
     }
   }
+  return {
+    settings,
+    row: (now, extra = {}) => ({
+      id: newId(),
+      realm_id: realmId,
+      flow_id: input.flow_id.toLowerCase(),
+      flow_version: version,
+      agent_id: input.agent_id?.toLowerCase() ?? null,
+      session_id: input.session_id ?? null,
+      state: extra.lease ? 'running' : 'queued',
+      input: JSON.stringify(executionInput),
+      settings: JSON.stringify(settings),
+      pinned: JSON.stringify({
+        flow: { id: input.flow_id.toLowerCase(), version, plan_hash: plan.hash },
+        prompt,
+        provider_id: providerId,
+        policy: pinOf(policy),
+      }),
+      policy_version_id: policy?.id ?? null,
+      signals: JSON.stringify({}),
+      wait: null,
+      action: null,
+      error: null,
+      usage: null,
+      compensate: input.compensate_on_failure ?? true,
+      compensation_pending: false,
+      cancel_requested: false,
+      attempts: 0,
+      max_retries: input.max_retries ?? DEFAULT_MAX_RETRIES,
+      max_concurrency: input.agent_id !== undefined ? settings.max_concurrency : null,
+      claims: extra.lease ? 1 : 0,
+      run_at: now,
+      lease_owner: extra.lease?.owner ?? null,
+      lease_expires_at: extra.lease?.until ?? null,
+      // The request's W3C trace id: the worker runs the execution in the same trace.
+      trace_id: currentTraceId() ?? newTraceId(),
+      created_by: extra.createdBy ?? createdBy,
+      created_at: now,
+      updated_at: now,
+      started_at: extra.lease ? now : null,
+      finished_at: null,
+    }),
+  };
+}
+
+/** Stores a prepared execution row with its `execution.queued` event (in the caller's transaction). */
+export async function storeExecution(trx: Executor<EngineDb>, row: ExecutionRow, data: Record<string, unknown> = {}) {
+  await insertExecution(trx, row);
+  await insertEvent(trx, {
+    execution_id: row.id,
+    type: 'execution.queued',
+    data: JSON.stringify({ state: row.state, flow_id: row.flow_id, flow_version: row.flow_version, ...data }),
+    created_at: toIsoString(row.created_at),
+  });
+  return toExecutionView(row);
+}
+
+/**
+ * Queues a durable execution of a flow: the active version (or a given published `version`), the agent's
+ * settings and active prompt version are pinned to it, so later changes never alter a run in progress.
+ */
+export async function createExecution(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  input: ExecutionInput,
+  idempotencyKey: unknown,
+  options: {
+    operation?: string;
+    runner?: SyncRunner;
+    /** The idempotency payload (default: `input`) and the answer's body (default: the execution view). */
+    payload?: unknown;
+    respond?: (view: ReturnType<typeof toExecutionView>) => unknown;
+    /** The realm quota already counted this run (a chat turn queuing its flow). */
+    admitted?: boolean;
+  } = {},
+): Promise<IdempotentResponse<unknown>> {
+  const realmId = requirePermission(principal, 'runtime:run');
+  const key = checkIdempotencyKey(idempotencyKey, false);
+  const prepared = await prepareExecution(rt, realmId, principal.identityId, input, { admitted: options.admitted });
   // A synchronous execute creates the execution leased to its runner, so no worker takes it before it starts.
   const lease = options.runner?.leaseFor(rt.clock());
   const operation = options.operation ?? 'POST /api/v1/runtime/executions';
   const outcome = await runWrite(
     rt.engine,
-    key === undefined ? undefined : { scope: `${principal.keyId}|${operation}`, key, payload: input },
+    key === undefined
+      ? undefined
+      : { scope: `${principal.keyId}|${operation}`, key, payload: options.payload ?? input },
     async (trx) => {
       const now = nowIso(rt);
-      const row: ExecutionRow = {
-        id: newId(),
-        realm_id: realmId,
-        flow_id: input.flow_id.toLowerCase(),
-        flow_version: version,
-        agent_id: input.agent_id?.toLowerCase() ?? null,
-        session_id: null,
-        state: lease ? 'running' : 'queued',
-        input: JSON.stringify(executionInput),
-        settings: JSON.stringify(settings),
-        pinned: JSON.stringify({
-          flow: { id: input.flow_id.toLowerCase(), version, plan_hash: plan.hash },
-          prompt,
-          provider_id: providerId,
-        }),
-        signals: JSON.stringify({}),
-        wait: null,
-        action: null,
-        error: null,
-        usage: null,
-        compensate: input.compensate_on_failure ?? true,
-        compensation_pending: false,
-        cancel_requested: false,
-        attempts: 0,
-        max_retries: input.max_retries ?? DEFAULT_MAX_RETRIES,
-        claims: lease ? 1 : 0,
-        run_at: now,
-        lease_owner: lease?.owner ?? null,
-        lease_expires_at: lease?.until ?? null,
-        trace_id: randomUUID(),
-        created_by: principal.identityId,
-        created_at: now,
-        updated_at: now,
-        started_at: lease ? now : null,
-        finished_at: null,
-      };
-      await insertExecution(trx, row);
-      await insertEvent(trx, {
-        execution_id: row.id,
-        type: 'execution.queued',
-        data: JSON.stringify({
-          state: row.state,
-          flow_id: row.flow_id,
-          flow_version: version,
-          ...(lease ? { mode: 'sync' } : {}),
-        }),
-        created_at: now,
-      });
-      return { statusCode: 202, body: toExecutionView(row) };
+      if (lease && input.agent_id !== undefined) {
+        await admitSync(trx, input.agent_id.toLowerCase(), prepared.settings, now);
+      }
+      const row = prepared.row(now, lease ? { lease } : {});
+      const view = await storeExecution(trx, row, lease ? { mode: 'sync' } : {});
+      return { statusCode: 202, body: options.respond ? options.respond(view) : view };
     },
   );
   if (!outcome.replayed && !options.runner) wakeWorker(rt);
   return outcome;
+}
+
+/**
+ * A synchronous execute starts at once only while its agent runs fewer than `max_concurrency` executions (live
+ * leases on every instance, counted under the admission lock): beyond, 429 `RUNTIME_CONCURRENCY_LIMIT` with
+ * `Retry-After: 1`, nothing stored. Queued executions wait instead (workers admit them when there is room).
+ */
+async function admitSync(trx: Executor<EngineDb>, agentId: string, settings: AgentSettings, now: string) {
+  await lockAgentAdmission(trx);
+  const running = (await countLeasedByAgent(trx, [agentId], now)).get(agentId) ?? 0;
+  if (running >= settings.max_concurrency)
+    throw Object.assign(RuntimeErrors.concurrency(agentId, running), { headers: { 'retry-after': '1' } });
 }
 
 const inlineRunners = new WeakMap<RuntimeContext, ExecutionWorker>();
@@ -258,6 +327,21 @@ export async function executeFlow(
   return { statusCode: 200, body: await getExecution(rt, principal, id), replayed: created.replayed };
 }
 
+/** The normalized action an execution answers with: its stored action, else an ERROR (cancelled, compensated). */
+export function executionAction(view: {
+  state: string;
+  action: Record<string, unknown> | null;
+  error: { code: string; message: string } | null;
+}): NormalizedAction {
+  if (view.action) return view.action as unknown as NormalizedAction;
+  return {
+    type: 'ERROR',
+    content: view.error?.message ?? `The flow stopped (${view.state})`,
+    data: { code: view.error?.code ?? 'FLOW_FAILED', retryable: view.state === 'retryable_failure' },
+    metadata: {},
+  };
+}
+
 export async function listExecutions(
   rt: RuntimeContext,
   principal: RuntimePrincipal,
@@ -295,15 +379,17 @@ async function updateWithEvent(
   event: { type: string; data: Record<string, unknown> },
 ): Promise<boolean> {
   const now = nowIso(rt);
-  return inTransaction(rt.engine, async (trx) => {
+  return inTransaction(rt.engine, async (trx, sink) => {
     const changed = await updateExecutionIf(trx, row.id, { states: [row.state] }, { ...set, updated_at: now });
-    if (changed)
+    if (changed) {
       await insertEvent(trx, {
         execution_id: row.id,
         type: event.type,
         data: JSON.stringify({ state: set.state ?? row.state, ...event.data }),
         created_at: now,
       });
+      if (typeof set.state === 'string') sink.emitRuntime(flowExecutionEvent(row, set.state, null, now));
+    }
     return changed;
   });
 }

@@ -1,5 +1,5 @@
 import { dialectOf, type Executor } from '@keel/core';
-import type { ExpressionBuilder, Insertable, Selectable, Updateable } from 'kysely';
+import { type ExpressionBuilder, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import type { FlowExecutionEventTable, FlowExecutionStepTable, FlowExecutionTable } from './execution-tables.ts';
 
@@ -75,10 +75,47 @@ function claimable(now: string) {
     ]);
 }
 
+/** An execution holds a live lease (a worker runs it now): what an agent's `max_concurrency` counts. */
+function leased(now: string) {
+  return (eb: ExpressionBuilder<EngineDb, 'flow_execution'>) =>
+    eb.and([eb('lease_owner', 'is not', null), eb('lease_expires_at', '>=', now)]);
+}
+
+/** PostgreSQL advisory lock (transaction scope) that serializes per-agent admission across instances. */
+const AGENT_ADMISSION_LOCK = 0x6b65656c;
+
 /**
- * Claims up to `limit` executions for `owner` until `leaseUntil`: queued ones move to running. On PostgreSQL the
- * candidates are locked with FOR UPDATE SKIP LOCKED, so concurrent workers never take the same row; on SQLite
- * (one writer) each candidate is taken by a conditional update that only one worker can win.
+ * Serializes per-agent admission (claims and synchronous starts) across instances for the rest of the transaction:
+ * an advisory lock on PostgreSQL; SQLite has one writer, so nothing to do.
+ */
+export async function lockAgentAdmission(db: Executor<EngineDb>): Promise<void> {
+  if (dialectOf(db) === 'postgres') await sql`select pg_advisory_xact_lock(${AGENT_ADMISSION_LOCK})`.execute(db);
+}
+
+/** How many executions of each agent hold a live lease now. */
+export async function countLeasedByAgent(
+  db: Executor<EngineDb>,
+  agentIds: readonly string[],
+  now: string,
+): Promise<Map<string, number>> {
+  if (agentIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('flow_execution')
+    .select((eb) => ['agent_id', eb.fn.countAll<number>().as('n')])
+    .where('agent_id', 'in', [...agentIds])
+    .where(leased(now))
+    .groupBy('agent_id')
+    .execute();
+  return new Map(rows.map((row) => [row.agent_id!, Number(row.n)]));
+}
+
+/**
+ * Claims up to `limit` executions for `owner` until `leaseUntil`: queued ones move to running. An execution whose
+ * agent already runs `max_concurrency` executions (live leases, on every instance) is left for later: candidates of
+ * such agents are filtered in the query, and when a candidate has an agent limit the claim takes the admission lock
+ * (`lockAgentAdmission`), recounts and admits in `run_at` order up to each agent's limit. On PostgreSQL the
+ * candidates are locked with FOR UPDATE SKIP LOCKED, so concurrent workers never take the same row; on SQLite (one
+ * writer) each candidate is taken by a conditional update that only one worker can win.
  */
 export async function claimExecutions(
   db: Executor<EngineDb>,
@@ -92,30 +129,58 @@ export async function claimExecutions(
     started_at: eb.fn.coalesce('started_at', eb.val(claim.now)),
     updated_at: claim.now,
   });
-  if (dialectOf(db) === 'postgres') {
+  const postgres = dialectOf(db) === 'postgres';
+  let query = db
+    .selectFrom('flow_execution as e')
+    .select(['e.id', 'e.agent_id', 'e.max_concurrency'])
+    .where((eb) =>
+      eb.or([
+        eb('e.agent_id', 'is', null),
+        eb('e.max_concurrency', 'is', null),
+        eb(
+          eb
+            .selectFrom('flow_execution as r')
+            .select((inner) => inner.fn.countAll<number>().as('n'))
+            .whereRef('r.agent_id', '=', 'e.agent_id')
+            .where('r.lease_owner', 'is not', null)
+            .where('r.lease_expires_at', '>=', claim.now),
+          '<',
+          eb.ref('e.max_concurrency'),
+        ),
+      ]),
+    )
+    .where((eb) => claimable(claim.now)(eb as never))
+    .orderBy('e.run_at')
+    .limit(claim.limit);
+  if (postgres) query = query.forUpdate().skipLocked();
+  let candidates = await query.execute();
+  const limited = [
+    ...new Set(candidates.flatMap((c) => (c.agent_id !== null && c.max_concurrency !== null ? [c.agent_id] : []))),
+  ];
+  if (limited.length > 0) {
+    await lockAgentAdmission(db);
+    const busy = await countLeasedByAgent(db, limited, claim.now);
+    candidates = candidates.filter((c) => {
+      if (c.agent_id === null || c.max_concurrency === null) return true;
+      const running = busy.get(c.agent_id) ?? 0;
+      if (running >= c.max_concurrency) return false;
+      busy.set(c.agent_id, running + 1);
+      return true;
+    });
+  }
+  if (candidates.length === 0) return [];
+  if (postgres)
+    // The candidates are locked by this transaction: no other worker can take them meanwhile.
     return db
       .updateTable('flow_execution')
       .set(set)
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('flow_execution')
-          .select('id')
-          .where(claimable(claim.now))
-          .orderBy('run_at')
-          .limit(claim.limit)
-          .forUpdate()
-          .skipLocked(),
+      .where(
+        'id',
+        'in',
+        candidates.map((c) => c.id),
       )
       .returningAll()
       .execute();
-  }
-  const candidates = await db
-    .selectFrom('flow_execution')
-    .select('id')
-    .where(claimable(claim.now))
-    .orderBy('run_at')
-    .limit(claim.limit)
-    .execute();
   const claimed: ExecutionRow[] = [];
   for (const { id } of candidates) {
     const row = await db

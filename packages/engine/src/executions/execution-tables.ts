@@ -13,6 +13,8 @@ export interface FlowExecutionTable {
   input: unknown;
   settings: unknown;
   pinned: unknown;
+  /** The governance policy version active when the execution was created (migration 2026_11_26_0010). */
+  policy_version_id: string | null;
   signals: unknown;
   wait: unknown;
   action: unknown;
@@ -23,6 +25,8 @@ export interface FlowExecutionTable {
   cancel_requested: Bool;
   attempts: number;
   max_retries: number;
+  /** The agent's max_concurrency, pinned at creation (migration 0050); null without an agent. */
+  max_concurrency: number | null;
   claims: number;
   run_at: Timestamp;
   lease_owner: string | null;

@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { createLoopHealth, fromJsonColumn, toBoolean } from '@keel/core';
+import {
+  continueTrace,
+  createLoopHealth,
+  fromJsonColumn,
+  isTraceId,
+  newTraceId,
+  toBoolean,
+  withSpan,
+} from '@keel/core';
 import type { AgentSettings } from '../agents/agent-settings.ts';
 import { loadPublishedPlan, subflowPlans } from '../flows/flow-service.ts';
 import {
@@ -10,6 +18,7 @@ import {
   type ResumeSignal,
 } from '../flows/index.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
+import { flowExecutionEvent } from '../webhooks/events.ts';
 import { inTransaction } from '../write.ts';
 import { approvalId } from './execution-actions.ts';
 import { createStorePort, type FlowToolInvoker, type StorePort } from './execution-port.ts';
@@ -136,7 +145,16 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     inFlight.set(row.id, { controller, done });
   }
 
-  async function runClaimed(row: ExecutionRow, stopped: AbortController): Promise<void> {
+  /** Runs a claimed execution as a span of the trace of the request that queued it (provider and tool calls join it). */
+  function runClaimed(row: ExecutionRow, stopped: AbortController): Promise<void> {
+    const run = () =>
+      withSpan('execution.run', { 'keel.execution.id': row.id, 'keel.realm.id': row.realm_id }, () =>
+        runExecution(row, stopped),
+      );
+    return continueTrace(isTraceId(row.trace_id) ? row.trace_id : newTraceId(), row.realm_id, run);
+  }
+
+  async function runExecution(row: ExecutionRow, stopped: AbortController): Promise<void> {
     const cancel = new AbortController();
     const lost = new AbortController();
     const abortAll = () => cancel.abort(new Error('worker stopping'));
@@ -175,6 +193,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
           realmId: row.realm_id,
           agentId: row.agent_id,
           approvalGated: approvalGatedNodes(plan),
+          policyVersionId: row.policy_version_id,
         },
         {
           plans: await subflowPlans(rt, row.realm_id, plan),
@@ -279,7 +298,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
   async function finish(row: ExecutionRow, next: Finish, port?: StorePort): Promise<void> {
     const now = iso(rt.clock());
     const final = ['succeeded', 'terminal_failure', 'cancelled', 'compensated'].includes(next.state);
-    await inTransaction(rt.engine, async (trx) => {
+    await inTransaction(rt.engine, async (trx, sink) => {
       const moved = await updateExecutionIf(
         trx,
         row.id,
@@ -302,6 +321,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
       if (!moved) return;
       // The run's held-back pure steps are stored with its final state (never without it).
       await port?.flushPending(trx);
+      sink.emitRuntime(flowExecutionEvent(row, next.state, next.error?.code ?? null, now));
       await insertEvent(trx, {
         execution_id: row.id,
         type: `execution.${next.state}`,

@@ -3,7 +3,7 @@ import { ModelCallError } from '@keel/models';
 import { Compile } from 'typebox/compile';
 import { loadAgent } from '../agents/agent-service.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
-import { catalogTools } from '../mcp/catalog-mcp.ts';
+import { FLOW_CATALOG_TOOLS } from '../mcp/catalog-flow-tools.ts';
 import { loadProvider } from '../providers/provider-service.ts';
 import { ACTION_TYPES } from '../runtime/actions.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
@@ -93,7 +93,8 @@ export async function draftFlow(rt: RuntimeContext, principal: RuntimePrincipal,
     throw DraftErrors.noProvider(providerId ? 'the agent has no provider' : 'the realm has no default provider');
   if (!provider.isActive || !provider.supportsText || !provider.textModel)
     throw DraftErrors.noProvider(`provider ${provider.name} is inactive or has no text model`);
-  const tools = catalogTools(rt.engine).map((tool) => tool.name);
+  // Only the catalog tools a flow can call (no product writes, no order completion).
+  const tools = FLOW_CATALOG_TOOLS;
   let content: string;
   let model: string;
   try {

@@ -166,7 +166,7 @@ export async function putRoutingPolicy(
 }
 
 /** The realm's routing candidates (its active flows, profile over manifest, with canary versions) and its policy. */
-async function routingState(rt: RuntimeContext, realmId: string) {
+export async function routingState(rt: RuntimeContext, realmId: string) {
   const active = await listActiveFlowVersions(rt.db, realmId);
   const ids = active.map((flow) => flow.id);
   const profiles = new Map(

@@ -159,7 +159,8 @@ export async function issueKeyPair(
   };
 }
 
-async function createIdentity(
+/** A new identity (409 AUTH_USERNAME_TAKEN when its name is taken in its namespace). */
+export async function createIdentity(
   db: Parameters<typeof insertIdentity>[0],
   input: {
     username: string;
@@ -277,12 +278,20 @@ export async function ensureFirstRealm(
 /** Exchanges a key pair for a bearer token (401 for anything that is not an active pair of an active identity). */
 export async function exchangeToken(rt: RuntimeContext, accessKey: string, secretKey: string) {
   const row = await findCredential(rt.db, accessKey);
-  // Compare digests in constant time even when the key is unknown, so timing does not tell the two apart.
-  const presented = createHash('sha256').update(secretKey).digest();
-  const stored = Buffer.from(row?.secret_hash ?? '', 'hex');
-  const matches = stored.length === 32 && timingSafeEqual(presented, stored);
-  if (!row || !matches) throw RuntimeErrors.invalidCredentials();
   const now = rt.clock();
+  // Compare digests in constant time even when the key is unknown, so timing does not tell the two apart. After a
+  // rotation (integration clients) the previous secret also matches until its overlap window ends.
+  const presented = createHash('sha256').update(secretKey).digest();
+  const equal = (hex: string | null | undefined) => {
+    const stored = Buffer.from(hex ?? '', 'hex');
+    return stored.length === 32 && timingSafeEqual(presented, stored);
+  };
+  const current = equal(row?.secret_hash);
+  const previous =
+    equal(row?.previous_secret_hash) &&
+    row?.previous_secret_expires_at != null &&
+    new Date(toIsoString(row.previous_secret_expires_at)).getTime() > now;
+  if (!row || !(current || previous)) throw RuntimeErrors.invalidCredentials();
   if (row.revoked_at !== null || row.identity_status !== 'active') throw RuntimeErrors.invalidCredentials();
   if (row.expires_at !== null && new Date(toIsoString(row.expires_at)).getTime() <= now)
     throw RuntimeErrors.invalidCredentials();

@@ -161,6 +161,28 @@ export async function insertAccessKey(db: Db, row: Insertable<AccessKeyTable>): 
   await db.insertInto('access_key').values(row).execute();
 }
 
+/**
+ * Replaces a key pair's secret hash; the previous one stays valid for the token exchange until
+ * `previousExpiresAt` (null: it stops at once).
+ */
+export async function rotateAccessKeySecret(
+  db: Db,
+  keyId: string,
+  secretHash: string,
+  previousExpiresAt: string | null,
+): Promise<void> {
+  const current = await db.selectFrom('access_key').select('secret_hash').where('id', '=', keyId).executeTakeFirst();
+  await db
+    .updateTable('access_key')
+    .set({
+      secret_hash: secretHash,
+      previous_secret_hash: previousExpiresAt === null ? null : (current?.secret_hash ?? null),
+      previous_secret_expires_at: previousExpiresAt,
+    })
+    .where('id', '=', keyId)
+    .execute();
+}
+
 const credentialQuery = preparedQuery((db) =>
   db
     .selectFrom('access_key as k')
@@ -174,6 +196,8 @@ const credentialQuery = preparedQuery((db) =>
       'k.identity_id',
       'k.realm_id',
       'k.secret_hash',
+      'k.previous_secret_hash',
+      'k.previous_secret_expires_at',
       'k.expires_at',
       'k.revoked_at',
       'i.user_type',

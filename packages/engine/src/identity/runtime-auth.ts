@@ -1,4 +1,4 @@
-import { type Cache, toIsoString } from '@keel/core';
+import { type Cache, setSpanTenant, toIsoString } from '@keel/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
@@ -114,6 +114,8 @@ export function installRuntimeAuth(app: FastifyInstance, principals: RuntimePrin
     if (!request.routeOptions.config?.runtimeToken) return;
     try {
       request.runtimePrincipal = await principals.authenticate(request.headers.authorization);
+      // The request's spans (and the provider and tool calls it makes) belong to the token's realm.
+      if (request.runtimePrincipal.realmId) setSpanTenant(request.runtimePrincipal.realmId);
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode === 401) throw challenge(error as never);
       throw error;

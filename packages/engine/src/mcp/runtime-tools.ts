@@ -11,9 +11,9 @@ import type { Principal } from '../merchants/principal.ts';
 import { listProviders } from '../providers/provider-service.ts';
 import { runTurn } from '../runtime/orchestrator.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
-import { usageSummary } from '../runtime/usage-service.ts';
 import { executeTool } from '../toolservers/tool-execution-service.ts';
 import { toolRuntimeOf } from '../toolservers/tool-runtime-registry.ts';
+import { usageSummary } from '../usage/usage-service.ts';
 
 /** A caller of the Runtime group: the realm service identity behind the three headers. */
 export interface RealmCaller {
@@ -318,7 +318,7 @@ export function runtimeGroupTools(
       name: 'engine_usage_summary',
       title: 'Usage summary',
       description:
-        'Realm and per-agent totals of runtime executions over the last `days` days (default 30, at most 90): runs by status, tokens, exact cost per currency.',
+        'Realm and per-agent AI usage totals over the last `days` days (default 30, at most 90), the same figures as GET /api/v1/usages/summary: chat and execute turns (one record each) and reported AI usage, turns by status, tokens, exact cost per currency.',
       permission: RUNTIME_PERMISSION,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       inputSchema: args({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90 })) }),

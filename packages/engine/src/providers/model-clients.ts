@@ -38,7 +38,7 @@ export interface ModelClients {
   complete(
     provider: ProviderRecord,
     messages: ChatTurn[],
-    options: { timeoutMs: number; signal: AbortSignal },
+    options: { timeoutMs: number; signal: AbortSignal; maxTokens?: number },
   ): Promise<ChatCallResult>;
   /** Forgets (and closes) the client of a provider that changed or was deleted. */
   drop(providerId: string): void;
@@ -104,7 +104,7 @@ export function createModelClients(options: { secrets: SecretBox; allowPrivateUr
   };
 
   return {
-    async complete(record, messages, { timeoutMs, signal }) {
+    async complete(record, messages, { timeoutMs, signal, maxTokens }) {
       if (record.baseUrl) await vet(record.baseUrl);
       const settings = record.settings;
       const numeric = (value: unknown) => (typeof value === 'number' ? value : undefined);
@@ -114,7 +114,11 @@ export function createModelClients(options: { secrets: SecretBox; allowPrivateUr
           model: record.textModel ?? undefined,
           messages,
           temperature: numeric(settings.temperature),
-          maxTokens: numeric(settings.max_tokens),
+          // A caller's cap (e.g. a sampling request's budget) lowers the provider's own setting, never raises it.
+          maxTokens:
+            maxTokens === undefined
+              ? numeric(settings.max_tokens)
+              : Math.min(maxTokens, numeric(settings.max_tokens) ?? maxTokens),
           topP: numeric(settings.top_p),
         },
         { timeoutMs, signal },

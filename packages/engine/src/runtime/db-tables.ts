@@ -46,6 +46,9 @@ export interface AccessKeyTable {
   expires_at: Timestamp | null;
   revoked_at: Timestamp | null;
   last_used_at: Timestamp | null;
+  /** After a rotation (integration clients): the previous secret's hash, valid until `previous_secret_expires_at`. */
+  previous_secret_hash: string | null;
+  previous_secret_expires_at: Timestamp | null;
 }
 
 export interface RuntimeBootstrapTable {
@@ -219,6 +222,8 @@ export interface ExecutionTable {
   usage: unknown;
   /** Versions pinned to the execution: prompt id and version, provider id, contract version. */
   pinned: unknown;
+  /** The governance policy version active when the run started (migration 2026_11_26_0010). */
+  policy_version_id: string | null;
   error_code: string | null;
   created_by: string;
   created_at: Timestamp;

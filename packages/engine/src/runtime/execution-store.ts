@@ -16,6 +16,7 @@ const EXECUTION_COLUMNS = [
   'result',
   'usage',
   'pinned',
+  'policy_version_id',
   'error_code',
   'created_by',
   'created_at',

@@ -2,6 +2,14 @@ import { claimIdempotencyKey, type IdempotencyClaim, type IdempotentResponse } f
 import { estimateTokens, ModelCallError } from '@keel/models';
 import { type AgentRuntime, loadAgent, resolveAgent } from '../agents/agent-service.ts';
 import { prepareOwnAnonymousEvents, writeOwnAnonymousEvents } from '../anonymous/anonymous-service.ts';
+import {
+  actionAllowed,
+  activePolicy,
+  admitRun,
+  chargeRun,
+  checkProviderAllowed,
+  pinOf,
+} from '../governance/governance-enforcement.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { realmHasKnowledge, searchKnowledgeRows } from '../knowledge/knowledge-service.ts';
@@ -13,6 +21,7 @@ import { loadProvider } from '../providers/provider-service.ts';
 import { appendMessages, recentTurns, stateVariables, userContextValues } from '../sessions/session-data-service.ts';
 import { accessSession, effectiveStatus, type SessionRecord, toSessionRecord } from '../sessions/session-service.ts';
 import { updateSessionRow } from '../sessions/session-store.ts';
+import { recordTurnUsage } from '../usage/usage-service.ts';
 import { inTransaction } from '../write.ts';
 import {
   type ActionType,
@@ -79,6 +88,21 @@ export interface RunResult {
   created_at: string;
 }
 
+/** The answer of `mode: async`: the durable execution queued for the turn (follow it under /runtime/executions). */
+export interface QueuedRunResult {
+  version: string;
+  execution_id: string;
+  session_id: string | null;
+  trace_id: string;
+  status: 'queued';
+  state: string;
+  agent_id: string;
+  flow_id: string;
+  flow_version: number;
+  routing: Record<string, unknown>;
+  created_at: string;
+}
+
 const SAFE_COLLECTION_TEXT =
   "I can't take card details, security or one-time codes, passwords or full addresses in this chat. Checkout and payment happen on a secure page.";
 
@@ -123,7 +147,7 @@ function errorAction(code: string, message: string, retryable: boolean): Normali
   return { type: 'ERROR', content: message, data: { code, retryable }, metadata: {} };
 }
 
-interface Outcome {
+export interface Outcome {
   action: NormalizedAction;
   status: 'succeeded' | 'failed';
   errorCode: string | null;
@@ -136,7 +160,7 @@ async function promptValues(
   rt: RuntimeContext,
   realmId: string,
   declared: readonly string[],
-  request: RunRequest,
+  request: Pick<RunRequest, 'metadata' | 'channel' | 'locale'>,
   agent: AgentRuntime,
   session: SessionRecord | null,
 ): Promise<Record<string, unknown>> {
@@ -180,10 +204,23 @@ function requireUsableProvider(agent: AgentRuntime, provider: ProviderRecord | u
   return provider;
 }
 
-/** A turn answered by the agent's provider with its system prompt, the session history and allowed knowledge. */
-async function answerDirectly(rt: RuntimeContext, run: RunContext, request: RunRequest): Promise<Outcome> {
+/**
+ * A turn answered by the agent's provider with its system prompt, the session history and allowed knowledge; it
+ * writes nothing (the caller stores what it keeps), so governance evaluations answer their cases through it too.
+ */
+export async function answerDirectly(
+  rt: RuntimeContext,
+  run: RunContext,
+  request: Pick<RunRequest, 'messages' | 'metadata' | 'channel' | 'locale'>,
+): Promise<Outcome> {
   const { agent, session, budget } = run;
   const provider = requireUsableProvider(agent, await loadProvider(rt, run.realmId, agent.aiProviderId));
+  await checkProviderAllowed(rt, run.realmId, run.policy, provider.type);
+  if (run.policy?.rules.data_handling === 'no_retention' && provider.settings.zero_data_retention !== true)
+    throw RuntimeErrors.agentNotReady(
+      agent.id,
+      `the realm policy (version ${run.policy.version}) requires data_handling no_retention: the provider needs settings.zero_data_retention`,
+    );
   let prompt: Awaited<ReturnType<typeof loadActivePrompt>>;
   if (agent.systemPromptId) {
     prompt = await loadActivePrompt(rt, run.realmId, agent.systemPromptId);
@@ -319,7 +356,7 @@ async function runFlow(rt: RuntimeContext, selection: FlowSelection, run: RunCon
           }
         : null,
       flow: selection,
-      diagnostics: { flow_version: selection.version },
+      diagnostics: { flow_version: selection.version, ...outcome.diagnostics },
     };
   } catch (error) {
     if (!(error instanceof BudgetExceeded)) throw error;
@@ -354,11 +391,10 @@ export async function runTurn(
   principal: RuntimePrincipal,
   request: RunRequest,
   traceId: string,
-): Promise<IdempotentResponse<RunResult>> {
+): Promise<IdempotentResponse<RunResult | QueuedRunResult>> {
   const realmId = requirePermission(principal, 'runtime:run');
   if (request.version !== undefined && request.version !== CONTRACT_VERSION)
     throw RuntimeErrors.unsupportedVersion(JSON.stringify(request.version.slice(0, 40)));
-  if (request.mode === 'async') throw RuntimeErrors.modeUnsupported();
   const last = request.messages.at(-1);
   if (last?.role !== 'user') throw RuntimeErrors.invalid('The last message must have role user');
   request.messages.forEach((turn, index) => {
@@ -368,7 +404,8 @@ export async function runTurn(
   rt.scanner.reject(request.metadata, 'body/metadata', 'conversation');
 
   let claim: IdempotencyClaim | undefined;
-  if (request.idempotencyKey !== undefined) {
+  // mode async: the queued execution and its idempotent answer are one write (the flow engine's queue).
+  if (request.idempotencyKey !== undefined && request.mode !== 'async') {
     // The claim is its own statement: the model call runs outside any transaction, and a run may take minutes.
     const claimed = await claimIdempotencyKey(
       rt.db,
@@ -383,7 +420,7 @@ export async function runTurn(
     claim = claimed.claim;
   }
   try {
-    return { statusCode: 200, body: await execute(rt, principal, realmId, request, traceId, claim), replayed: false };
+    return await execute(rt, principal, realmId, request, traceId, claim);
   } catch (error) {
     await claim?.fail(error);
     throw error;
@@ -397,7 +434,7 @@ async function execute(
   request: RunRequest,
   traceId: string,
   claim: IdempotencyClaim | undefined,
-): Promise<RunResult> {
+): Promise<IdempotentResponse<RunResult | QueuedRunResult>> {
   const started = performance.now();
   const now = rt.clock();
   let sessionRow: Awaited<ReturnType<typeof accessSession>> | undefined;
@@ -435,6 +472,9 @@ async function execute(
   if (requestedFlow && !(await rt.extensions.flows?.exists(realmId, requestedFlow)))
     throw RuntimeErrors.notFound('Flow', requestedFlow);
 
+  // The realm policy active now is pinned to this run; the quota counts it before any work.
+  const policy = await activePolicy(rt, realmId);
+  await admitRun(rt, realmId);
   const running = rt.running.get(agent.id) ?? 0;
   if (running >= agent.settings.max_concurrency) {
     throw Object.assign(RuntimeErrors.concurrency(agent.id, running), { headers: { 'retry-after': '1' } });
@@ -460,10 +500,60 @@ async function execute(
       clientCapabilities: request.clientCapabilities,
       budget,
       traceId,
+      policy,
     };
     const turnRequest = session ? request : { ...request, messages: request.messages.slice(-1) };
-    const selection = rt.extensions.flows ? await rt.extensions.flows.select(run, requestedFlow) : undefined;
-    const outcome = selection ? await runFlow(rt, selection, run) : await answerDirectly(rt, run, turnRequest);
+    const { selection, diagnostics: routed } = rt.extensions.flows
+      ? await rt.extensions.flows.select(run, requestedFlow)
+      : { selection: undefined, diagnostics: {} };
+    if (request.mode === 'async') {
+      if (!selection || selection.continuation) throw RuntimeErrors.modeUnsupported();
+      const routing = {
+        agent_source: agentSource,
+        matched_priority: matchedPriority,
+        flow_source: selection.source,
+        ...routed,
+      };
+      const queued = await rt.extensions.flows!.queue(selection, run, {
+        key: request.idempotencyKey,
+        payload: request.payload,
+        respond: (view) => ({
+          version: CONTRACT_VERSION,
+          execution_id: view.id,
+          session_id: session?.id ?? null,
+          trace_id: view.trace_id,
+          status: 'queued',
+          state: view.state,
+          agent_id: agent.id,
+          flow_id: view.flow_id,
+          flow_version: view.flow_version,
+          routing,
+          created_at: view.created_at,
+        }),
+      });
+      if (session && selection.pin && !queued.replayed)
+        await inTransaction(rt.engine, (trx) => updateSessionRow(trx, session.id, { flow_id: selection.flowId }));
+      return queued as IdempotentResponse<QueuedRunResult>;
+    }
+    const answered = selection ? await runFlow(rt, selection, run) : await answerDirectly(rt, run, turnRequest);
+    const outcome: Outcome = actionAllowed(policy, answered.action.type)
+      ? answered
+      : {
+          ...answered,
+          action: errorAction(
+            'POLICY_ACTION_BLOCKED',
+            `The assistant's answer (${answered.action.type}) is not allowed by the realm policy.`,
+            false,
+          ),
+          status: 'failed',
+          errorCode: 'POLICY_ACTION_BLOCKED',
+          diagnostics: { ...answered.diagnostics, blocked_action: answered.action.type },
+        };
+    if (outcome.usage)
+      await chargeRun(rt, realmId, {
+        tokens: outcome.usage.inputTokens + outcome.usage.outputTokens,
+        costPicos: outcome.usage.costPicos,
+      });
 
     const intended = sanitizeHandoff(outcome.action);
     const action = downgradeForClient(intended, request.clientCapabilities);
@@ -499,12 +589,13 @@ async function execute(
         flow_source: outcome.flow?.source ?? 'none',
         downgraded_from: action.type !== intended.type ? intended.type : null,
         attempts: budget.attempts,
+        ...routed,
         ...outcome.diagnostics,
         latency_ms: Math.round((performance.now() - started) * 100) / 100,
       },
       created_at: createdAt,
     };
-    const retain = agent.settings.data_handling === 'standard';
+    const retain = agent.settings.data_handling === 'standard' && policy?.rules.data_handling !== 'no_retention';
     // Anonymous events of the turn (issue 15): the session's user and assistant messages, by role and action only.
     const anonymous = session
       ? await prepareOwnAnonymousEvents(rt, realmId, 'runtime', [
@@ -526,7 +617,7 @@ async function execute(
             : []),
         ])
       : [];
-    await inTransaction(rt.engine, async (trx) => {
+    await inTransaction(rt.engine, async (trx, sink) => {
       await writeOwnAnonymousEvents(trx, anonymous);
       await insertExecution(trx, {
         id: executionId,
@@ -548,12 +639,48 @@ async function execute(
           prompt: outcome.diagnostics.prompt ?? null,
           provider_id: outcome.diagnostics.provider_id ?? null,
           flow: outcome.flow ? { id: outcome.flow.flowId, version: outcome.flow.version } : null,
+          policy: pinOf(policy),
         }),
+        policy_version_id: policy?.id ?? null,
         error_code: outcome.errorCode,
         created_by: principal.identityId,
         created_at: createdAt,
         completed_at: createdAt,
       });
+      sink.emitRuntime({
+        event: outcome.status === 'succeeded' ? 'execution.succeeded' : 'execution.failed',
+        realmId,
+        data: {
+          execution_id: executionId,
+          kind: request.kind,
+          status: outcome.status,
+          agent_id: agent.id,
+          session_id: session?.id ?? null,
+          flow_id: result.flow_id,
+          trace_id: traceId,
+          action_type: action.type,
+          error_code: outcome.errorCode,
+          usage: result.usage,
+          created_at: createdAt,
+        },
+      });
+      if (outcome.usage)
+        await recordTurnUsage(trx, {
+          realmId,
+          executionId,
+          kind: request.kind,
+          status: outcome.status,
+          agentId: agent.id,
+          sessionId: session?.id ?? null,
+          providerId: (outcome.diagnostics.provider_id as string | undefined) ?? null,
+          model: (outcome.diagnostics.model as string | undefined) ?? null,
+          inputTokens: outcome.usage.inputTokens,
+          outputTokens: outcome.usage.outputTokens,
+          costPicos: outcome.usage.costPicos,
+          currency: outcome.usage.currency,
+          createdBy: principal.identityId,
+          at: createdAt,
+        });
       if (session) {
         const expiresAt = new Date(rt.clock() + session.ttlSeconds * 1000).toISOString();
         if (retain && outcome.status === 'succeeded')
@@ -574,7 +701,7 @@ async function execute(
       }
       await claim?.complete(trx, 200, result);
     });
-    return result;
+    return { statusCode: 200, body: result, replayed: false };
   } finally {
     budget.dispose();
     const left = (rt.running.get(agent.id) ?? 1) - 1;

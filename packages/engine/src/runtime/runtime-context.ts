@@ -1,5 +1,6 @@
-import type { Cache, SecretBox } from '@keel/core';
+import { type Cache, createWindowCounters, type SecretBox, type WindowCounters } from '@keel/core';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { RuntimeConfig } from '../config.ts';
 import type { EngineContext } from '../context.ts';
@@ -28,6 +29,8 @@ export interface RuntimeContext {
   extensions: RuntimeExtensions;
   /** Executions in flight per agent in this process (max_concurrency). */
   running: Map<string, number>;
+  /** Windowed counters of the realm quotas: shared through Redis when REDIS_URL is set, in process otherwise. */
+  counters: WindowCounters;
   clock: () => number;
   readonly log: FastifyBaseLogger;
 }
@@ -37,6 +40,8 @@ export interface RuntimeContextOptions {
   tokenSigningKeyHex?: string | undefined;
   secretKeyHex: string;
   clock?: (() => number) | undefined;
+  /** The Redis client (REDIS_URL), for counters shared by every instance. */
+  redis?: Redis | undefined;
 }
 
 /** Builds the runtime's context on the engine's shared one. */
@@ -67,6 +72,7 @@ export async function createRuntimeContext(
     scanner: createSensitiveDataScanner(),
     extensions: createExtensionRegistry(),
     running: new Map(),
+    counters: createWindowCounters({ redis: options.redis, namespace: 'keel:engine:quota:' }),
     clock,
     get log() {
       return engine.log;

@@ -52,7 +52,7 @@ export const RuntimeErrors = {
   ),
   modeUnsupported: createError(
     'RUNTIME_MODE_UNSUPPORTED',
-    'mode async needs durable executions, which this engine does not offer yet: use mode sync',
+    'mode async queues a flow as a durable execution, and no flow was selected: send flow_id, continue a session pinned to a flow, or use mode sync',
     400,
   ),
   agentNotResolved: createError(

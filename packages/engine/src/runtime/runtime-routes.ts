@@ -16,7 +16,7 @@ import {
   Timestamp,
   Uuid,
 } from './http-schemas.ts';
-import { CONTRACT_VERSION, type RunRequest, type RunResult, runTurn } from './orchestrator.ts';
+import { CONTRACT_VERSION, type QueuedRunResult, type RunRequest, type RunResult, runTurn } from './orchestrator.ts';
 import type { RuntimeContext } from './runtime-context.ts';
 import { runtimeCapabilities, runtimeStatus, sdkConfig } from './status-service.ts';
 
@@ -115,9 +115,31 @@ export const RunResultSchema = component(
   }),
 );
 
+export const QueuedRunSchema = component(
+  'RtQueuedRun',
+  Type.Object({
+    version: Type.String(),
+    execution_id: Type.String({
+      description: 'The durable execution: GET /api/v1/runtime/executions/{id}, …/events, …/actions',
+    }),
+    session_id: Type.Union([Type.String(), Type.Null()]),
+    trace_id: Type.String(),
+    status: Type.Literal('queued'),
+    state: Type.String({ description: 'The execution state when queued (queued)' }),
+    agent_id: Type.String(),
+    flow_id: Type.String(),
+    flow_version: Type.Integer(),
+    routing: JsonRecord({
+      description: 'How the agent and flow were chosen (flow_routing: candidates, scores, chosen, why)',
+    }),
+    created_at: Timestamp,
+  }),
+);
+
 /**
  * The bounded schemas of the client contract: request bodies (every string, array and open object has a bound)
- * and the answer of execute and chat (`RtAction#` in run_result is schemas.action, whose $id it is).
+ * and the answers of execute and chat (`RtAction#` in run_result is schemas.action, whose $id it is; queued_run
+ * answers a turn that queued a flow execution).
  */
 const SDK_SCHEMAS = {
   execute_request: ExecuteBody,
@@ -126,7 +148,10 @@ const SDK_SCHEMAS = {
   execution_create_request: ExecutionCreateBody,
   action: ActionSchema,
   run_result: RunResultSchema,
+  queued_run: QueuedRunSchema,
 };
+
+const FLOW_DOC = `Flows: \`flow_id\` runs that active flow (409 FLOW_NOT_ACTIVE otherwise) and bypasses classification; without it, a session continues its pinned flow (until \`POST /sessions/{id}/reset\` or the flow stops being active), else automatic intent routing over the realm's active flows (routing policy, profiles, canary) picks one, else the agent's \`default_flow_id\`, else the agent answers directly. \`routing.flow_routing\` shows the decision: \`candidates\` with \`score\`, \`eligible\` and \`reason\`, \`chosen\`, \`why\`, \`strategy\` and the canary bucket; a flow run adds \`flow_execution_id\` and \`flow_execution_state\` (an approval step answers APPROVAL_REQUIRED and continues as that durable execution). A flow answering RENDER_PRODUCTS without products follows its \`behavior.unavailable_result\`: \`offer_first\` (default) answers OFFER_PRODUCT_ALTERNATIVES and keeps the offer for the session's next turn, which — when it accepts ("yes", "show me alternatives") — runs the bounded broader query (at most 4 catalog searches, dropping one filter at a time, then trailing words) and answers RENDER_PRODUCT_ALTERNATIVES with \`requested_query\`, \`applied_query\`, \`relaxed_constraints\` and \`products\`; any other answer drops the offer; \`show_immediately\` answers RENDER_PRODUCT_ALTERNATIVES at once; \`disabled\` answers the flow's empty RENDER_PRODUCTS. After products were shown, a later turn of the session without \`flow_id\` that names one by recent ordinal ("the second one", "#2", "the last one"), full name or catalog id answers RENDER_PRODUCT_DETAILS; a detail request with a missing or ambiguous reference answers CLARIFY with the candidate names in \`data.options\`. CHECKOUT_HANDOFF and OPEN_WIDGET keep only opaque references (address, contact and payment fields are removed), and \`client_capabilities.actions\` downgrades apply to every answer.`;
 
 const RUN_DOC = `A \`Server-Timing\` header gives the engine's own time and the time it waited for the model. Card numbers, CVV/CVC, one-time and 3-D Secure codes, payment tokens, raw tokens and API keys, passwords and full postal addresses in the input are rejected (400 RUNTIME_SENSITIVE_DATA_REJECTED, naming the category and path, never the value); answers that would ask for them are replaced. Caller-supplied provider, server or tool ids are ignored: the agent's configuration decides. Continuing a session needs its resume token (or the subject user's own token). Failures of the model provider are 502 (503 when max_latency_ms passes); settings bounds that stop a run (cost) give an ERROR action with status failed.`;
 
@@ -155,9 +180,9 @@ export function registerRuntimeRoutes(app: App, rt: RuntimeContext): void {
         tags: ['runtime'],
         security: runtimeSecurity,
         summary: 'Run one turn synchronously',
-        description: `Contract ${CONTRACT_VERSION} (\`version\` omitted = current; any other value is a 400). Agent: \`agent_id\`, else the session's agent, else profile rules, else the realm default. \`mode\` sync (async is a 400 until durable executions exist). ${RUN_DOC}`,
+        description: `Contract ${CONTRACT_VERSION} (\`version\` omitted = current; any other value is a 400). Agent: \`agent_id\`, else the session's agent, else profile rules, else the realm default. \`mode\` sync (default) answers the turn; \`mode\` async selects the flow the same way and answers 202 with the queued durable execution's id and state (400 RUNTIME_MODE_UNSUPPORTED when no flow is selected); its \`idempotency_key\` replays the same execution. ${FLOW_DOC} ${RUN_DOC}`,
         body: ExecuteBody,
-        response: { 200: ResultRef, ...runtimeErrors },
+        response: { 200: ResultRef, 202: ref<QueuedRunResult>('RtQueuedRun'), ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -190,7 +215,7 @@ export function registerRuntimeRoutes(app: App, rt: RuntimeContext): void {
         tags: ['runtime'],
         security: runtimeSecurity,
         summary: 'Message-oriented chat',
-        description: `The same resolver and policy as execute; the last message must be the user's. ${RUN_DOC}`,
+        description: `The same resolver and policy as execute; the last message must be the user's. ${FLOW_DOC} ${RUN_DOC}`,
         body: ChatBody,
         response: { 200: ResultRef, ...runtimeErrors },
       },

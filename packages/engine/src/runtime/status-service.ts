@@ -45,7 +45,7 @@ function features(rt: RuntimeContext) {
   return {
     flows: rt.extensions.flows !== undefined,
     tool_servers: rt.extensions.toolServers !== undefined,
-    async_executions: false,
+    async_executions: rt.extensions.flows !== undefined,
     streaming: false,
     sessions: true,
     knowledge_search: 'lexical',
@@ -71,7 +71,8 @@ export async function runtimeCapabilities(rt: RuntimeContext, principal: Runtime
   return {
     engine_version: ENGINE_RUNTIME_VERSION,
     contract_versions: [CONTRACT_VERSION],
-    modes: ['sync'],
+    // `mode: async` queues the turn's flow as a durable execution: there only with the flow engine.
+    modes: rt.extensions.flows ? ['sync', 'async'] : ['sync'],
     provider_types: PROVIDER_TEMPLATES.map((t) => t.type),
     normalized_actions: [...ACTION_TYPES],
     features: features(rt),

@@ -1,5 +1,6 @@
 import { constantTimeEqual, fromJsonColumn, generateKey, sha256Hex, toBoolean, toIsoString } from '@keel/core';
 import { loadAgent } from '../agents/agent-service.ts';
+import { deleteSessionContext } from '../flows/flow-chat-store.ts';
 import { findMemberIdentity } from '../identity/identity-store.ts';
 import { allows, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
@@ -305,6 +306,7 @@ export async function deleteSession(
   await inTransaction(rt.engine, async (trx) => {
     await deleteSessionMessages(trx, row.id);
     await deleteSessionState(trx, row.id);
+    await deleteSessionContext(trx, row.id);
     await forgetKnowledgeItems(trx, realmId, { sessionId: row.id }, { at: now, by: principal.identityId });
     await deleteSessionRow(trx, row.id);
   });
@@ -331,7 +333,7 @@ export async function endSession(
   return toSessionView((await findSessionRow(rt.db, realmId, row.id))!, now);
 }
 
-/** Clears the pinned flow (any state): the next turn makes a new routing decision. */
+/** Clears the pinned flow and its continuation context (any state): the next turn makes a new routing decision. */
 export async function resetSession(
   rt: RuntimeContext,
   principal: RuntimePrincipal,
@@ -341,9 +343,11 @@ export async function resetSession(
   const realmId = requirePermission(principal, 'runtime:run');
   const row = await accessSession(rt, principal, realmId, sessionId, resumeToken);
   const now = rt.clock();
-  await inTransaction(rt.engine, (trx) =>
-    updateSessionRow(trx, row.id, { flow_id: null, updated_at: new Date(now).toISOString() }),
-  );
+  await inTransaction(rt.engine, async (trx) => {
+    await updateSessionRow(trx, row.id, { flow_id: null, updated_at: new Date(now).toISOString() });
+    // The flow's continuation context goes too: no pending alternatives offer, no "the second one".
+    await deleteSessionContext(trx, row.id);
+  });
   return toSessionView((await findSessionRow(rt.db, realmId, row.id))!, now);
 }
 

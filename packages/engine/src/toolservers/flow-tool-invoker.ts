@@ -58,7 +58,7 @@ export function createFlowToolInvoker(tools: ToolRuntime): FlowToolInvoker {
   return {
     async callTool(scope: ExecutionScope, call: ToolCall) {
       try {
-        const callScope = await flowCallScope(tools, scope.realmId, scope.agentId);
+        const callScope = await flowCallScope(tools, scope.realmId, scope.agentId, scope.policyVersionId);
         const outcome = await executeForFlow(
           tools,
           callScope,
@@ -83,7 +83,7 @@ export function createFlowToolInvoker(tools: ToolRuntime): FlowToolInvoker {
     },
     async readResource(scope: ExecutionScope, call: ResourceCall) {
       try {
-        const callScope = await flowCallScope(tools, scope.realmId, scope.agentId);
+        const callScope = await flowCallScope(tools, scope.realmId, scope.agentId, scope.policyVersionId);
         const read = await readResourceForFlow(
           tools,
           scope.realmId,

@@ -1,8 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { checkOutboundUrl, createSafeAgent, createSafeLookup } from '@keel/core';
+import { checkOutboundUrl, createSafeAgent, createSafeLookup, currentSpan, currentTraceparent } from '@keel/core';
 import {
   type CallToolResult,
   Client,
+  type CreateMessageRequestParams,
+  type CreateMessageResult,
+  type ElicitRequestParams,
+  type ElicitResult,
+  ProtocolError,
   SSEClientTransport,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
@@ -38,13 +43,51 @@ export interface ServerEndpoint {
   credentialVersion: number | null;
   /** Hosts the server's URLs may name; empty = any public host. */
   allowedHosts: readonly string[];
+  /** The realm the server belongs to. */
+  realmId: string;
 }
+
+/**
+ * The tool call a server request (sampling, elicitation) belongs to: what policy, budget and audit need. Counters
+ * are per call and shared by every request the server makes during it.
+ */
+export interface InteractionCall {
+  realmId: string;
+  serverId: string;
+  toolName: string;
+  sessionId: string | null;
+  traceId: string;
+  /** The call's own cancellation and deadline (epoch ms): a served request never outlives the call. */
+  signal: AbortSignal;
+  deadline: number;
+  used: { requests: number; tokens: number; audited: number };
+}
+
+/** What a server asked the engine's client for during a tool call. */
+export type InteractionRequest =
+  | { kind: 'sampling'; params: CreateMessageRequestParams }
+  | { kind: 'elicitation'; params: ElicitRequestParams };
+
+/**
+ * Serves a server's sampling or elicitation request; `call` is undefined when the request cannot be attributed to
+ * exactly one tool call of this connection. Throw a ProtocolError to refuse (it becomes the JSON-RPC error).
+ */
+export type InteractionHandler = (
+  endpoint: ServerEndpoint,
+  request: InteractionRequest,
+  call: InteractionCall | undefined,
+) => Promise<CreateMessageResult | ElicitResult>;
 
 export interface ConnectionOptions {
   allowPrivate: boolean;
   /** Deadline of connecting and initializing. */
   connectTimeoutMs?: number;
+  /** Sampling and elicitation requests of servers; without one every such request is refused. */
+  interactions?: InteractionHandler;
 }
+
+/** JSON-RPC error code of a refused sampling or elicitation request (the MCP specification's rejection code). */
+export const INTERACTION_REFUSED = -1;
 
 /** The environment prefix of customer-managed credential references. */
 export const CREDENTIAL_REF_PREFIX = 'KEEL_TOOL_CREDENTIAL_';
@@ -55,6 +98,8 @@ interface CallScope {
   networkError?: boolean;
 }
 const scope = new AsyncLocalStorage<CallScope>();
+/** The tool call whose request is under way: server requests on that request's own stream see it. */
+const callScope = new AsyncLocalStorage<InteractionCall | undefined>();
 
 function hostAllowed(url: URL, allowed: readonly string[]): boolean {
   if (allowed.length === 0) return true;
@@ -78,6 +123,40 @@ export function checkEgress(raw: string, allowed: readonly string[], allowPrivat
   return url;
 }
 
+/** An mTLS credential: client certificate and key in PEM, and optionally the CA(s) trusted for the server instead of the system roots. */
+export interface MtlsCredential {
+  cert: string;
+  key: string;
+  ca?: string;
+}
+
+const PEM_BLOCK = /-----BEGIN [A-Z0-9 ]+-----[\s\S]+?-----END [A-Z0-9 ]+-----/;
+
+/** Reads an mTLS credential; a malformed one is an authentication failure whose message shows no part of it. */
+export function parseMtlsCredential(secret: string): MtlsCredential {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(secret);
+  } catch {
+    parsed = undefined;
+  }
+  const pair = parsed as Partial<Record<keyof MtlsCredential, unknown>> | undefined;
+  const pem = (value: unknown) => typeof value === 'string' && PEM_BLOCK.test(value);
+  if (
+    !pair ||
+    typeof pair !== 'object' ||
+    !pem(pair.cert) ||
+    !pem(pair.key) ||
+    (pair.ca !== undefined && !pem(pair.ca))
+  )
+    throw new ToolCallError(
+      'TOOL_SERVER_AUTH_FAILED',
+      'the mTLS credential must be JSON {"cert","key"} (and optionally "ca") in PEM',
+      { authFailure: true },
+    );
+  return pair as MtlsCredential;
+}
+
 interface OAuthToken {
   value: string;
   expiresAt: number;
@@ -88,6 +167,8 @@ interface Connection {
   client: Client;
   key: string;
   closed: boolean;
+  /** Tool calls under way on this connection (to attribute server requests that arrive on a shared stream). */
+  inflight: Set<InteractionCall>;
 }
 
 /**
@@ -118,13 +199,14 @@ export class McpConnector {
     const key = `${endpoint.id}:${endpoint.credentialVersion}`;
     let agent = this.#mtlsAgents.get(key);
     if (!agent) {
-      const pair = JSON.parse(endpoint.secret) as { cert: string; key: string };
+      const pair = parseMtlsCredential(endpoint.secret);
       agent = new Agent({
         connect: {
           lookup: createSafeLookup({ allowPrivate: this.#options.allowPrivate }) as never,
           timeout: this.#options.connectTimeoutMs ?? 5000,
           cert: pair.cert,
           key: pair.key,
+          ...(pair.ca ? { ca: pair.ca } : {}),
         },
         connections: 16,
       });
@@ -146,8 +228,12 @@ export class McpConnector {
         throw error;
       }
       try {
+        // The W3C trace context of the call in progress (the tool call's span), so the server's spans join it.
+        const headers = new Headers(init?.headers);
+        if (currentSpan()) headers.set('traceparent', currentTraceparent());
         const response = (await undiciFetch(target, {
           ...(init as object),
+          headers,
           dispatcher,
           redirect: 'manual',
         } as never)) as unknown as Response;
@@ -217,21 +303,51 @@ export class McpConnector {
       endpoint.type === 'sse'
         ? new SSEClientTransport(url, { requestInit: { headers }, fetch, eventSourceInit: { fetch } as never })
         : new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch, redirectPolicy: 'same-origin' });
-    const client = new Client({ name: 'keel-engine', version: '1.0.0' }, { capabilities: {} });
-    const connection: Connection = { client, key, closed: false };
+    // Both capabilities are declared so a server may ask; whether it is served is the realm's policy at that moment.
+    const client = new Client(
+      { name: 'keel-engine', version: '1.0.0' },
+      { capabilities: { sampling: {}, elicitation: { form: {} } } },
+    );
+    const connection: Connection = { client, key, closed: false, inflight: new Set() };
+    client.setRequestHandler('sampling/createMessage', (request) =>
+      this.#interact(endpoint, connection, { kind: 'sampling', params: request.params }),
+    );
+    client.setRequestHandler('elicitation/create', (request) =>
+      this.#interact(endpoint, connection, { kind: 'elicitation', params: request.params }),
+    );
     client.onclose = () => {
       connection.closed = true;
       if (this.#connections.get(endpoint.id + key)) this.#connections.delete(endpoint.id + key);
     };
-    await client.connect(transport, { timeout: this.#options.connectTimeoutMs ?? 10_000 } as never);
+    // Streams opened while connecting must not carry the context of the call that happened to open them.
+    await callScope.run(undefined, () =>
+      client.connect(transport, { timeout: this.#options.connectTimeoutMs ?? 10_000 } as never),
+    );
     return connection;
+  }
+
+  /**
+   * A server request during a tool call: attributed to the call whose request stream carried it (streamable HTTP),
+   * else to the only call under way on the connection (a shared SSE stream); otherwise it belongs to no call.
+   */
+  #interact(endpoint: ServerEndpoint, connection: Connection, request: InteractionRequest) {
+    const carried = callScope.getStore();
+    const call =
+      carried && connection.inflight.has(carried)
+        ? carried
+        : connection.inflight.size === 1
+          ? [...connection.inflight][0]
+          : undefined;
+    if (!this.#options.interactions)
+      throw new ProtocolError(INTERACTION_REFUSED, `${request.kind} is not available on this client`);
+    return this.#options.interactions(endpoint, request, call) as Promise<never>;
   }
 
   /**
    * Runs `work` with a connected client of the server (connecting and initializing on first use); failures are
    * ToolCallErrors. A failed connection is dropped so the next call connects again.
    */
-  async use<T>(endpoint: ServerEndpoint, work: (client: Client) => Promise<T>): Promise<T> {
+  async use<T>(endpoint: ServerEndpoint, work: (client: Client) => Promise<T>, call?: InteractionCall): Promise<T> {
     const key = `:${endpoint.credentialVersion ?? 0}:${endpoint.url}:${endpoint.type}`;
     const noted: CallScope = {};
     return scope.run(noted, async () => {
@@ -243,7 +359,13 @@ export class McpConnector {
       }
       try {
         const connection = await pending;
-        return await work(connection.client);
+        if (!call) return await work(connection.client);
+        connection.inflight.add(call);
+        try {
+          return await callScope.run(call, () => work(connection.client));
+        } finally {
+          connection.inflight.delete(call);
+        }
       } catch (error) {
         const classified = classify(error, noted);
         if (classified.retryable || classified.authFailure) await this.#drop(endpoint.id + key, pending);

@@ -2,6 +2,7 @@ import { type App, createLoopHealth } from '@keel/core';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
 import { createFlowToolInvoker } from './flow-tool-invoker.ts';
 import { flushPendingTraces, subscribeRuleChanges } from './tool-execution-service.ts';
+import { registerToolInteractionRoutes } from './tool-interaction-routes.ts';
 import { registerToolRoutingRoutes } from './tool-routing-routes.ts';
 import { createToolRuntime, type ToolRuntime } from './tool-runtime.ts';
 import { rememberToolRuntime } from './tool-runtime-registry.ts';
@@ -14,6 +15,7 @@ export async function registerToolServers(app: App, rt: RuntimeContext): Promise
   rememberToolRuntime(rt, tools);
   registerToolServerRoutes(app, tools);
   registerToolRoutingRoutes(app, tools);
+  registerToolInteractionRoutes(app, tools);
   await subscribeRuleChanges(tools);
   rt.extensions.toolServers = { exists: (realmId, serverId) => serverExists(tools, realmId, serverId) };
   rt.extensions.flowTools = createFlowToolInvoker(tools);

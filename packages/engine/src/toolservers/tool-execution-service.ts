@@ -1,5 +1,12 @@
-import { AppError, fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
+import { AppError, fromJsonColumn, toBoolean, toIsoString, withClientSpan } from '@keel/core';
 import { type AgentRuntime, loadAgent } from '../agents/agent-service.ts';
+import {
+  activePolicy,
+  admitToolCall,
+  checkToolAllowed,
+  type GovernancePolicy,
+  pinnedPolicy,
+} from '../governance/governance-enforcement.ts';
 import { allows, checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { checkJson } from '../runtime/json-bounds.ts';
@@ -7,7 +14,7 @@ import { nowIso } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { accessSession, effectiveStatus } from '../sessions/session-service.ts';
 import { inTransaction } from '../write.ts';
-import { type ServerEndpoint, toolResultView } from './mcp-connection.ts';
+import { type InteractionCall, type ServerEndpoint, toolResultView } from './mcp-connection.ts';
 import {
   type AttemptRecord,
   decideRoute,
@@ -72,6 +79,8 @@ export interface CallScope {
   allowed: readonly string[] | undefined;
   agent: AgentRuntime | undefined;
   sessionId: string | null;
+  /** The realm policy that governs the call: the active one, or the version pinned to a flow execution. */
+  policy: GovernancePolicy | null;
 }
 
 export interface CallContext {
@@ -91,21 +100,22 @@ export async function resolveScope(
   context: CallContext,
 ): Promise<CallScope> {
   const realmId = requirePermission(principal, 'runtime:run');
+  const policy = await activePolicy(tools.rt, realmId);
   if (context.sessionId) {
     const session = await accessSession(tools.rt, principal, realmId, context.sessionId, context.resumeToken);
     const status = effectiveStatus(session, tools.rt.clock());
     if (status !== 'active') throw RuntimeErrors.sessionNotActive(session.id, status);
     const agent = await loadAgent(tools.rt, realmId, session.agent_id);
-    return { realmId, allowed: agent?.allowedMcpServers ?? [], agent, sessionId: session.id };
+    return { realmId, allowed: agent?.allowedMcpServers ?? [], agent, sessionId: session.id, policy };
   }
   if (context.agentId) {
     const agent = await loadAgent(tools.rt, realmId, context.agentId);
     if (!agent) throw RuntimeErrors.notFound('Agent', context.agentId);
-    return { realmId, allowed: agent.allowedMcpServers, agent, sessionId: null };
+    return { realmId, allowed: agent.allowedMcpServers, agent, sessionId: null, policy };
   }
   if (!allows(principal.role, 'config:write'))
     throw RuntimeErrors.forbidden(principal.role ?? 'none', 'tool calls outside a session (send session_id)');
-  return { realmId, allowed: undefined, agent: undefined, sessionId: null };
+  return { realmId, allowed: undefined, agent: undefined, sessionId: null, policy };
 }
 
 /** The servers offering a tool in the realm, with the connection settings of each (cached per realm). */
@@ -280,6 +290,12 @@ function compatible(order: readonly string[], offers: Map<string, Offer>, args: 
   });
 }
 
+/** Who a call is for: the session (user presence for sampling and elicitation) and the trace of its decision. */
+interface CallOrigin {
+  sessionId: string | null;
+  traceId: string;
+}
+
 async function callOne(
   tools: ToolRuntime,
   offer: Offer,
@@ -288,17 +304,39 @@ async function callOne(
   signal: AbortSignal,
   timeoutMs: number,
   idempotencyKey: string | undefined,
+  origin: CallOrigin,
 ) {
+  // Sampling and elicitation requests the server makes during this call are budgeted and audited against it.
+  const interaction: InteractionCall = {
+    realmId: offer.server.realm_id,
+    serverId: offer.server.id,
+    toolName: name,
+    sessionId: origin.sessionId,
+    traceId: origin.traceId,
+    signal,
+    deadline: Date.now() + timeoutMs,
+    used: { requests: 0, tokens: 0, audited: 0 },
+  };
+  // One CLIENT span per call; the MCP client sends its traceparent with every request of the call.
   const send = (endpoint: ServerEndpoint) =>
-    tools.connector.use(endpoint, (client) =>
-      client.callTool(
-        {
-          name,
-          arguments: args,
-          ...(idempotencyKey ? { _meta: { 'io.keel/idempotency-key': idempotencyKey } } : {}),
-        },
-        { signal, timeout: timeoutMs } as never,
-      ),
+    withClientSpan(
+      `tools/call ${name}`,
+      'tool_server',
+      { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': name },
+      () =>
+        tools.connector.use(
+          endpoint,
+          (client) =>
+            client.callTool(
+              {
+                name,
+                arguments: args,
+                ...(idempotencyKey ? { _meta: { 'io.keel/idempotency-key': idempotencyKey } } : {}),
+              },
+              { signal, timeout: timeoutMs } as never,
+            ),
+          interaction,
+        ),
     );
   let result: Awaited<ReturnType<typeof send>>;
   try {
@@ -348,7 +386,14 @@ interface CallBounds {
 }
 
 /** The call and retry options of one routed tool: the tool's read-only flag decides whether it may be repeated. */
-function callPlan(tools: ToolRuntime, routed: Routed, first: Offer, input: ExecuteInput, bounds: CallBounds = {}) {
+function callPlan(
+  tools: ToolRuntime,
+  routed: Routed,
+  first: Offer,
+  input: ExecuteInput,
+  traceId: string,
+  bounds: CallBounds = {},
+) {
   const args = input.arguments ?? {};
   const policy = {
     ...policyOf(routed),
@@ -363,6 +408,7 @@ function callPlan(tools: ToolRuntime, routed: Routed, first: Offer, input: Execu
       signal,
       policy.timeout_ms,
       input.idempotency_key,
+      { sessionId: routed.scope.sessionId, traceId },
     );
   const options = {
     policy,
@@ -372,6 +418,18 @@ function callPlan(tools: ToolRuntime, routed: Routed, first: Offer, input: Execu
     observe: (o: Parameters<ToolRuntime['stats']['record']>[0]) => tools.stats.record(o),
   };
   return { call, options };
+}
+
+/** Governance before any call: the realm policy's tool rules, then the tool-call quota (`calls` calls counted). */
+async function governCall(
+  tools: ToolRuntime,
+  realmId: string,
+  policy: GovernancePolicy | null,
+  toolName: string,
+  calls = 1,
+): Promise<void> {
+  await checkToolAllowed(tools.rt, realmId, policy, toolName);
+  await admitToolCall(tools.rt, realmId, calls);
 }
 
 /** Checks and executes a routed call along the chosen server and its compatible fallbacks; records the trace. */
@@ -387,8 +445,9 @@ async function runRoute(
   const args = input.arguments ?? {};
   const chosen = routed.offers.get(routed.decision.chosen!)!;
   checkCall(chosen, args, bounds.approved);
+  await governCall(tools, routed.scope.realmId, routed.scope.policy, input.tool_name);
   const order = compatible([routed.decision.chosen!, ...routed.decision.fallbacks], routed.offers, args);
-  const plan = callPlan(tools, routed, chosen, input, bounds);
+  const plan = callPlan(tools, routed, chosen, input, traceId, bounds);
   const outcome = await executeWithRetry(order, plan.call, plan.options);
   const outcomeName = outcome.ok ? 'ok' : 'failed';
   recordTrace(
@@ -419,9 +478,15 @@ export async function executeTool(
 }
 
 /** The scope of a flow execution's tool calls: only its agent's attached servers (none without an agent). */
-export async function flowCallScope(tools: ToolRuntime, realmId: string, agentId: string | null): Promise<CallScope> {
+export async function flowCallScope(
+  tools: ToolRuntime,
+  realmId: string,
+  agentId: string | null,
+  policyVersionId: string | null,
+): Promise<CallScope> {
   const agent = agentId === null ? undefined : await loadAgent(tools.rt, realmId, agentId);
-  return { realmId, allowed: agent?.allowedMcpServers ?? [], agent, sessionId: null };
+  const policy = await pinnedPolicy(tools.rt, realmId, policyVersionId);
+  return { realmId, allowed: agent?.allowedMcpServers ?? [], agent, sessionId: null, policy };
 }
 
 /**
@@ -496,8 +561,10 @@ export async function aggregateTool(
   const servers = routed.decision.parallel.length > 0 ? routed.decision.parallel : [routed.decision.chosen!];
   const first = routed.offers.get(servers[0]!)!;
   checkCall(first, args);
-  const plan = callPlan(tools, routed, first, input);
-  const aggregate = await executeParallel(compatible(servers, routed.offers, args), plan.call, plan.options);
+  const eligible = compatible(servers, routed.offers, args);
+  await governCall(tools, routed.scope.realmId, routed.scope.policy, input.tool_name, eligible.length);
+  const plan = callPlan(tools, routed, first, input, traceId);
+  const aggregate = await executeParallel(eligible, plan.call, plan.options);
   recordTrace(
     tools,
     routed.scope.realmId,
@@ -581,10 +648,15 @@ export async function proxyCall(
     );
   const args = input.arguments ?? {};
   checkCall(offer, args);
+  await governCall(tools, realmId, await activePolicy(tools.rt, realmId), input.tool_name);
   const policy = retryPolicy({});
   const outcome = await executeWithRetry(
     [offer.server.id],
-    (_id, signal) => callOne(tools, offer, input.tool_name, args, signal, policy.timeout_ms, input.idempotency_key),
+    (_id, signal) =>
+      callOne(tools, offer, input.tool_name, args, signal, policy.timeout_ms, input.idempotency_key, {
+        sessionId: null,
+        traceId,
+      }),
     {
       policy,
       readOnly: toBoolean(offer.tool.read_only),

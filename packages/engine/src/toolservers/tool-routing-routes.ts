@@ -20,9 +20,9 @@ import {
   replaceRule,
 } from './tool-execution-service.ts';
 import type { ToolRuntime } from './tool-runtime.ts';
+import * as S from './toolserver-schemas.ts';
 
 const base = { tags: ['tool-routing'], security: runtimeSecurity };
-const Open = (description: string) => JsonRecord({ description });
 const ToolName = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$' });
 const Arguments = JsonRecord({ maxProperties: 100, description: 'Validated against the stored input schema' });
 const IdempotencyKey = Type.String({
@@ -100,7 +100,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
           },
           { examples: [{ tool_name: 'lookup_stock', arguments: { sku: 'MUG-1' }, strategy: 'first_healthy' }] },
         ),
-        response: { 200: Open('The tool result'), ...runtimeErrors },
+        response: { 200: S.ExecutionView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -134,7 +134,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
           },
           { examples: [{ calls: [{ tool_name: 'lookup_stock', arguments: { sku: 'MUG-1' } }] }] },
         ),
-        response: { 200: Open('`{trace_id, succeeded, failed, results}`'), ...runtimeErrors },
+        response: { 200: S.ParallelView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -162,7 +162,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
           },
           { examples: [{ tool_name: 'lookup_stock', arguments: { sku: 'MUG-1' } }] },
         ),
-        response: { 200: Open('The aggregate'), ...runtimeErrors },
+        response: { 200: S.AggregateView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -192,7 +192,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
           },
           { examples: [{ tool_name: 'lookup_stock' }] },
         ),
-        response: { 200: Open('The decision'), ...runtimeErrors },
+        response: { 200: S.DecisionView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -219,7 +219,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
           },
           { examples: [{ tool_name: 'lookup_stock' }] },
         ),
-        response: { 200: Open('The decision'), ...runtimeErrors },
+        response: { 200: S.DecisionView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -250,7 +250,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
             ],
           },
         ),
-        response: { 200: Open('The tool result'), ...runtimeErrors },
+        response: { 200: S.ExecutionView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -265,7 +265,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
         description:
           'Every decision made under a trace id (the `x-request-id` of the call) in the realm, in order, kept 24 h: the decision (candidates, reasons, scores, chosen, fallbacks) and the attempts (server, attempt, ok, code, duration, backoff). Ids, codes and numbers only; no arguments, results or secrets.',
         params: Type.Object({ traceId: Type.String({ minLength: 1, maxLength: 128 }) }),
-        response: { 200: Open('`{trace_id, decisions}`'), ...runtimeErrors },
+        response: { 200: S.TraceView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -279,7 +279,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
         summary: 'Reload the active rule set',
         description:
           "Re-reads the realm's rules from the store on every instance (rule writes already do this). Answers `{rules, enabled, reloaded_at}`.",
-        response: { 200: Open('The reloaded rule set'), ...runtimeErrors },
+        response: { 200: S.ReloadView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -298,7 +298,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
         ...base,
         summary: 'List routing rules',
         description: 'All of the realm (at most 500).',
-        response: { 200: Type.Object({ data: Type.Array(Open('A rule')) }), ...runtimeErrors },
+        response: { 200: S.RuleList, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -312,7 +312,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
         summary: 'Create a routing rule',
         description: `Fields: \`tool_name\` (exact or \`*\`), \`strategy\` (explicit, registry, first_healthy, parallel), \`servers\` (1–64 distinct ids of the realm, required for explicit: explicit routes are exclusive and keep the listed order), \`priority\` (−1000–1000), \`enabled\`, \`region\`, \`data_handling\`, \`max_cost\` (picos), \`require_healthy\`, \`weights\` {health, latency, error_rate, cost}, \`latency_target_ms\`, \`cost_target\`, \`max_parallel\` (parallel only, 1–16), \`timeout_ms\` (100–120,000, default 30,000), \`max_retries\` (0–5, default 2). Candidates are filtered (disabled, not attached, tool not approved, not in the rule, unhealthy, region, data handling, cost) and scored by health, latency, error rate and cost.`,
         body: RuleBody,
-        response: { 201: Open('The rule'), ...runtimeErrors },
+        response: { 201: S.RuleView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -326,7 +326,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
         ...base,
         summary: 'Read a routing rule',
         params: RuleParams,
-        response: { 200: Open('The rule'), ...runtimeErrors },
+        response: { 200: S.RuleView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -340,7 +340,7 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
         summary: 'Replace a routing rule',
         params: RuleParams,
         body: RuleBody,
-        response: { 200: Open('The rule'), ...runtimeErrors },
+        response: { 200: S.RuleView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -363,6 +363,15 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
     },
   );
   const SessionParams = Type.Object({ sessionId: Uuid() });
+  const ResumeHeader = Type.Object({
+    'x-resume-token': Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description:
+          "The session's resume token (required for reads; a write may send `resume_token` in the body instead)",
+      }),
+    ),
+  });
   app.get(
     '/api/v1/runtime/mcp/sessions/:sessionId/context',
     {
@@ -372,7 +381,8 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
         description:
           "The session's tool context (a store of its own, separate from typed state and messages); `{}` with version 0 until written. Needs the session's resume token (X-Resume-Token).",
         params: SessionParams,
-        response: { 200: Open('`{session_id, context, version, updated_at}`'), ...runtimeErrors },
+        headers: ResumeHeader,
+        response: { 200: S.SessionContextView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -387,11 +397,12 @@ export function registerToolRoutingRoutes(app: App, tools: ToolRuntime): void {
         description:
           'An object of at most 16 KiB and 8 levels; card data, secrets and credentials are refused (400 RUNTIME_SENSITIVE_DATA_REJECTED). Each write bumps `version`.',
         params: SessionParams,
+        headers: ResumeHeader,
         body: Type.Object(
           { context: JsonRecord({ maxProperties: 100 }), resume_token: Type.Optional(Type.String({ maxLength: 256 })) },
           { examples: [{ context: { preferred_warehouse: 'main', last_sku: 'MUG-1' } }] },
         ),
-        response: { 200: Open('`{session_id, context, version, updated_at}`'), ...runtimeErrors },
+        response: { 200: S.SessionContextView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
 import { McpConnector } from './mcp-connection.ts';
 import { type RoutingRule, ServerStats } from './routing/index.ts';
+import { serveInteraction } from './tool-interaction-service.ts';
 
 /** The channel on which instances publish their observed server statistics (Redis when configured). */
 export const STATS_CHANNEL = 'keel:engine:tool-server-stats';
@@ -30,7 +31,11 @@ export async function createToolRuntime(
 ): Promise<ToolRuntime> {
   const instanceId = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const stats = new ServerStats({ instanceId, now: rt.clock });
-  const connector = new McpConnector({ allowPrivate: rt.allowPrivateUrls });
+  const connector = new McpConnector({
+    allowPrivate: rt.allowPrivateUrls,
+    // Sampling and elicitation requests of servers, served per the realm's policy (bound once `tools` exists).
+    interactions: (endpoint, request, call) => serveInteraction(runtime, endpoint, request, call),
+  });
   await rt.cache.subscribe(STATS_CHANNEL, (message) => {
     if (message === '*') return;
     try {
@@ -49,7 +54,7 @@ export async function createToolRuntime(
       ? setInterval(() => void publishStats().catch(() => undefined), options.publishIntervalMs ?? 5000)
       : undefined;
   timer?.unref();
-  return {
+  const runtime: ToolRuntime = {
     rt,
     connector,
     stats,
@@ -61,4 +66,5 @@ export async function createToolRuntime(
       await connector.close();
     },
   };
+  return runtime;
 }

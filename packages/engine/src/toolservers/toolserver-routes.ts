@@ -1,9 +1,8 @@
 import type { App } from '@keel/core';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { principalOf } from '../identity/runtime-auth.ts';
 import {
   IdParams,
-  JsonRecord,
   OneOf,
   PageQuery,
   runtimeConfig,
@@ -13,6 +12,7 @@ import {
 } from '../runtime/http-schemas.ts';
 import { AUTH_TYPES } from './mcp-connection.ts';
 import type { ToolRuntime } from './tool-runtime.ts';
+import * as S from './toolserver-schemas.ts';
 import {
   contractTest,
   deleteServer,
@@ -39,9 +39,6 @@ import {
 
 const tags = ['tool-servers'];
 const base = { tags, security: runtimeSecurity };
-const Open = (description: string) => JsonRecord({ description });
-const Page = (description: string) =>
-  Type.Object({ data: Type.Array(Open(description)), next_cursor: Type.Union([Type.String(), Type.Null()]) });
 
 const ServerBody = Type.Object(
   {
@@ -153,7 +150,7 @@ export function registerToolServerRoutes(app: App, tools: ToolRuntime): void {
         ...base,
         summary: 'List tool servers',
         querystring: Type.Object({ ...PageQuery, is_active: Type.Optional(Type.Boolean()) }),
-        response: { 200: Page('A tool server'), ...runtimeErrors },
+        response: { 200: S.ServerPage, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -169,7 +166,7 @@ export function registerToolServerRoutes(app: App, tools: ToolRuntime): void {
 client right after saving and answers with the registration plus \`discovery\` (its summary, or the failure: the
 registration stays). Names are unique per realm (409).`,
         body: ServerBody,
-        response: { 201: Open('The registration, with `discovery` (null unless auto_discover)'), ...runtimeErrors },
+        response: { 201: S.RegisteredView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -182,7 +179,7 @@ registration stays). Names are unique per realm (409).`,
         ...base,
         summary: 'Read a tool server',
         params: IdParams,
-        response: { 200: Open('A tool server'), ...runtimeErrors },
+        response: { 200: S.ServerView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -201,7 +198,7 @@ transaction, and the previous version is kept as \`previous\` for a 15-minute ov
 Omitted \`api_key\` keeps the credential; \`null\` removes it.`,
         params: IdParams,
         body: ServerBody,
-        response: { 200: Open('The tool server'), ...runtimeErrors },
+        response: { 200: S.ServerView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -233,7 +230,7 @@ Omitted \`api_key\` keeps the credential; \`null\` removes it.`,
         description: 'Sets `is_active`; `{}` flips it. A disabled server is never routed to or called.',
         params: IdParams,
         body: Type.Object({ is_active: Type.Optional(Type.Boolean()) }, { examples: [{ is_active: false }] }),
-        response: { 200: Open('The tool server'), ...runtimeErrors },
+        response: { 200: S.ServerView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -243,6 +240,7 @@ Omitted \`api_key\` keeps the credential; \`null\` removes it.`,
     path: string,
     summary: string,
     description: string,
+    response: TSchema,
     run: (principal: ReturnType<typeof principalOf>, id: string) => Promise<unknown>,
   ) =>
     app.post(
@@ -253,7 +251,7 @@ Omitted \`api_key\` keeps the credential; \`null\` removes it.`,
           summary,
           description,
           params: IdParams,
-          response: { 200: Open(summary), ...runtimeErrors },
+          response: { 200: response, ...runtimeErrors },
         },
         config: runtimeConfig,
       },
@@ -263,24 +261,28 @@ Omitted \`api_key\` keeps the credential; \`null\` removes it.`,
     '/api/v1/runtime/mcp/servers/:id/test',
     'Test connectivity and authentication',
     'Connects with the active credential and runs `initialize` and `ping`. 200 either way: `ok`, `authenticated`, `latency_ms`, `error {code, message}` (secret-free). The result is recorded on the credential version (`tested_at`, `test_ok`).',
+    S.TestView,
     (principal, id) => testServer(tools, principal, id),
   );
   action(
     '/api/v1/runtime/mcp/servers/:id/probe',
     'Probe: negotiate capabilities, record health',
     "Negotiates the protocol version and capabilities, and records health, latency and authentication failures on the server and in the routing statistics (decayed, shared between instances). Answers the probe and the server's current health view.",
+    S.ProbeView,
     (principal, id) => probeServer(tools, principal, id),
   );
   action(
     '/api/v1/runtime/mcp/servers/:id/discover',
     'Refresh the tool registry',
     'Calls `tools/list`, `resources/list` and `resources/templates/list` (at most 500 tools and 1,000 resources of each kind). New tools are stored disabled; a read-only tool (annotations `readOnlyHint: true`, no financial, external-message or sensitive wording) is enabled once its contract passes; write, destructive, financial, external-message and sensitive tools wait for `PUT /api/v1/runtime/mcp/tools/{toolId}/review`. A tool whose contract (description, schemas, annotations) changed is disabled again until reviewed. Tools no longer listed are marked removed. 502 TOOL_SERVER_FAILED when the server cannot be reached.',
+    S.DiscoveryView,
     (principal, id) => discoverServer(tools, principal, id),
   );
   action(
     '/api/v1/runtime/mcp/servers/:id/contract-test',
     'Refresh and validate discovered contracts',
     'A discovery that answers, per tool, whether its contract passes: name shape, description length, an object input schema that compiles, at most 64 KiB and 12 levels deep, no remote `$ref`, no pattern longer than 200 characters or with nested quantifiers.',
+    S.ContractTestView,
     (principal, id) => contractTest(tools, principal, id),
   );
   app.put(
@@ -291,14 +293,16 @@ Omitted \`api_key\` keeps the credential; \`null\` removes it.`,
         summary: 'Transport, authentication profile, credential reference, egress policy',
         description: `Authentication types: \`none\`, \`api_key\` (the secret in header \`header_name\`, default X-API-Key), \`bearer\`
 (Authorization: Bearer), \`oauth_client_credentials\` (\`token_url\`, \`client_id\`, \`scope\`; the client secret is the credential),
-\`mtls\` (the credential is JSON \`{"cert","key"}\` in PEM), \`credential_ref\` (a customer-managed credential: the engine reads
+\`mtls\` (the credential is JSON \`{"cert","key","ca"?}\` in PEM: the client certificate and key, and optionally the CA(s)
+trusted for the server's certificate instead of the system roots; the server's certificate is always verified; a credential
+that is not such a pair fails with \`TOOL_SERVER_AUTH_FAILED\` showing none of it), \`credential_ref\` (a customer-managed credential: the engine reads
 \`KEEL_TOOL_CREDENTIAL_<credential_ref>\` from its environment at connect time and sends it as a bearer token, or in
 \`header_name\`). Secrets are set through the server's \`api_key\` (a rotation), never here. \`egress.allowed_hosts\` (exact
 names or \`*.suffix\`) bounds every request of the server (URL, token URL); empty = any public host. \`region\`,
 \`data_handling\` and \`estimated_cost\` feed routing filters and scores.`,
         params: IdParams,
         body: ProfileBody,
-        response: { 200: Open('The tool server'), ...runtimeErrors },
+        response: { 200: S.ServerView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -313,7 +317,7 @@ names or \`*.suffix\`) bounds every request of the server (URL, token URL); empt
         description:
           'Secret-free metadata of every credential version: status (`active`, `previous` inside its overlap window, `inactive`), creation, activation, connection-test timestamps and outcome.',
         params: IdParams,
-        response: { 200: Open('`{server_id, active_version, overlap_window_seconds, data}`'), ...runtimeErrors },
+        response: { 200: S.CredentialsView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -328,7 +332,7 @@ names or \`*.suffix\`) bounds every request of the server (URL, token URL); empt
         description:
           'Re-tests the version live (`initialize`); when it passes it becomes active atomically and the current one becomes `previous`. 409 TOOL_SERVER_CREDENTIAL_TEST_FAILED (nothing changes) otherwise; 404 for an unknown version.',
         params: Type.Object({ id: Uuid(), version: Type.Integer({ minimum: 1, maximum: 1_000_000 }) }),
-        response: { 200: Open('The credential versions after the rollback'), ...runtimeErrors },
+        response: { 200: S.CredentialsView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -348,7 +352,7 @@ names or \`*.suffix\`) bounds every request of the server (URL, token URL); empt
           cursor: Type.Optional(Type.String({ maxLength: 512 })),
           review_status: Type.Optional(OneOf(['disabled', 'approved', 'rejected', 'quarantined'] as const)),
         }),
-        response: { 200: Page('A discovered tool'), ...runtimeErrors },
+        response: { 200: S.ToolPage, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -365,7 +369,7 @@ names or \`*.suffix\`) bounds every request of the server (URL, token URL); empt
           '`approve` needs a passing contract (409 TOOL_CONTRACT_FAILING) and enables the tool; `reject` and `quarantine` disable it. A quarantined or rejected tool stays so through rediscoveries until approved.',
         params: Type.Object({ toolId: Uuid() }),
         body: ReviewBody,
-        response: { 200: Open('The tool'), ...runtimeErrors },
+        response: { 200: S.ToolView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -384,7 +388,7 @@ names or \`*.suffix\`) bounds every request of the server (URL, token URL); empt
           description: `What the last discovery stored, by name (keyset cursor).`,
           params: IdParams,
           querystring: Type.Object({ ...PageQuery, cursor: Type.Optional(Type.String({ maxLength: 512 })) }),
-          response: { 200: Page(kind), ...runtimeErrors },
+          response: { 200: S.ResourcePage, ...runtimeErrors },
         },
         config: runtimeConfig,
       },
@@ -407,7 +411,7 @@ names or \`*.suffix\`) bounds every request of the server (URL, token URL); empt
           { uri: Type.String({ minLength: 1, maxLength: 2048 }) },
           { examples: [{ uri: 'inventory://warehouses/main' }] },
         ),
-        response: { 200: Open('`{server_id, uri, contents}`'), ...runtimeErrors },
+        response: { 200: S.ResourceReadView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -424,7 +428,7 @@ names or \`*.suffix\`) bounds every request of the server (URL, token URL); empt
           status: Type.Optional(OneOf(['proposed', 'approved', 'rejected'] as const)),
           server_id: Type.Optional(Uuid()),
         }),
-        response: { 200: Page('A tool proposal'), ...runtimeErrors },
+        response: { 200: S.ProposalPage, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -443,7 +447,7 @@ names or \`*.suffix\`) bounds every request of the server (URL, token URL); empt
           { server_id: Uuid(), max_proposals: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })) },
           { examples: [{ server_id: '0194f3a2-7c1d-7abc-8def-0123456789ab', max_proposals: 5 }] },
         ),
-        response: { 200: Open('`{server_id, generated, data}`'), ...runtimeErrors },
+        response: { 200: S.GeneratedView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },
@@ -462,7 +466,7 @@ names or \`*.suffix\`) bounds every request of the server (URL, token URL); empt
           { decision: OneOf(['approve', 'reject'] as const), note: Type.Optional(Type.String({ maxLength: 1000 })) },
           { examples: [{ decision: 'reject', note: 'Covered by an existing tool' }] },
         ),
-        response: { 200: Open('The proposal'), ...runtimeErrors },
+        response: { 200: S.ProposalView, ...runtimeErrors },
       },
       config: runtimeConfig,
     },

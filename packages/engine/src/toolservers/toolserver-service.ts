@@ -286,6 +286,7 @@ export function endpointOf(
     secret: credential?.secret_sealed ? tools.rt.secrets.decrypt(credential.secret_sealed) : null,
     credentialVersion: credential?.version ?? null,
     allowedHosts: json<{ allowed_hosts: string[] }>(row.egress_policy, { allowed_hosts: [] }).allowed_hosts,
+    realmId: row.realm_id,
   };
 }
 

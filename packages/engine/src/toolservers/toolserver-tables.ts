@@ -124,6 +124,33 @@ export interface ToolSessionContextTable {
   updated_at: Timestamp;
 }
 
+/** A realm's sampling and elicitation policy (migration 2026_11_26_0060). */
+export interface ToolInteractionPolicyTable {
+  realm_id: string;
+  policy: unknown;
+  updated_by: string;
+  updated_at: Timestamp;
+}
+
+/** The audit record of one sampling or elicitation request of a server (no content, ids and counts only). */
+export interface ToolInteractionTable {
+  id: string;
+  realm_id: string;
+  kind: string;
+  server_id: string;
+  tool_name: string | null;
+  session_id: string | null;
+  trace_id: string | null;
+  outcome: string;
+  reason: string | null;
+  counted: number;
+  provider_id: string | null;
+  tokens_reserved: number;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  created_at: Timestamp;
+}
+
 declare module '../db/schema.ts' {
   interface EngineDb {
     tool_server: ToolServerTable;
@@ -134,5 +161,7 @@ declare module '../db/schema.ts' {
     tool_routing_rule: ToolRoutingRuleTable;
     tool_route_trace: ToolRouteTraceTable;
     tool_session_context: ToolSessionContextTable;
+    tool_interaction_policy: ToolInteractionPolicyTable;
+    tool_interaction: ToolInteractionTable;
   }
 }

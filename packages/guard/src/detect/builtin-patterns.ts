@@ -100,6 +100,16 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
       '\\b(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}[:-]){4}[0-9A-Fa-f]{2}\\b|\\b[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}\\.[0-9A-Fa-f]{4}\\b',
   },
   {
+    name: 'PERSON',
+    category: 'PII',
+    description:
+      "Person's name in English text (given and family names, with a title), found by the compromise part-of-speech tagger; seeded inactive (about a hundred times slower than the other detectors, and a name has no checksum), mask band only",
+    baseScore: 0.6,
+    defaultActive: false,
+    since: 4,
+    regex: '\\b(?:(?:Mrs?|Ms|Miss|Dr|Prof)\\.? )?[A-Z][a-z]+(?: [A-Z]\\.)?(?: [A-Z][a-z]+(?:-[A-Z][a-z]+)?)+\\b',
+  },
+  {
     name: 'UK_NINO',
     category: 'PII',
     since: 2,
@@ -378,7 +388,7 @@ export const BUILTIN_PATTERNS: readonly BuiltinPattern[] = Object.freeze([
     name: 'GENERIC_PASSWORD',
     category: 'SECRET',
     description:
-      'Password or secret value assigned to a password/secret/token-like key (key=value, key: value, JSON, CLI flags, URL credentials), stated in prose in several languages, or given to tools (.pgpass, net user, --password-stdin); vendor tokens without a type of their own, by the published formats of the vendor catalogue (GitLab, npm, PyPI, 1Password, age, Grafana, Notion, Sourcegraph, Facebook, Adobe, Hugging Face, Databricks, Doppler, Pulumi, Postman, Linear, Shopify, SendGrid, Mailgun, Twilio, HashiCorp Vault, DigitalOcean, Atlassian, Heroku, Dropbox, Twitter/X, Sentry, Discord; CRC32 checksums of npm tokens verified); the span is the value',
+      'Password or secret value assigned to a password/secret/token-like key (key=value, key: value, JSON, CLI flags, URL credentials), stated in prose in several languages, or given to tools (.pgpass, net user, --password-stdin); vendor tokens without a type of their own, by the published formats of the vendor catalogue (GitLab, npm, PyPI, 1Password, age, Grafana, Notion, Sourcegraph, Facebook, Adobe, Hugging Face, Databricks, Doppler, Pulumi, Postman, Linear, Shopify, SendGrid, Mailgun, Twilio, HashiCorp Vault, DigitalOcean, Atlassian, Heroku, Dropbox, Twitter/X, Sentry, Discord, Amazon Bedrock, Square, Sonar, New Relic, Brevo, Docker Hub, Fly.io, Tailscale, PlanetScale, Render, Supabase, Groq, xAI, Perplexity, Replicate, JFrog, Clojars, Dynatrace, EasyPost, Flutterwave, NuGet, Google OAuth, Typeform, ReadMe, RubyGems, Shippo, Mapbox, OpenShift, Prefect, Scalingo, 42, Contentful, Netlify, Buildkite, LangSmith, Alibaba Cloud; CRC32 checksums of npm tokens verified); the span is the value',
     baseScore: 0.86,
     regex:
       '(?i)(?:password|passwd|pwd|passcode|passphrase|secret|api_?key|token)["\']?\\s*(?:=|:)\\s*["\']?([^\\s"\',;]{4,})',

@@ -25,6 +25,7 @@ import {
   scanPasswordMention,
   scanUrlCredentials,
 } from './password-detectors.ts';
+import { scanPeople } from './person-detector.ts';
 import { type BuiltinSelection, ScanState } from './scan-state.ts';
 import { CATALOGUE_START, isDotPrefixWord } from './secret-catalogue.ts';
 import { scanPrivateKey, scanSecretAt } from './secret-detectors.ts';
@@ -463,6 +464,8 @@ export function scanBuiltins(text: string, sel: BuiltinSelection, deadline?: num
   const st = new ScanState(text, sel);
   if (sel.enabled.size === 0) return st.out;
   walk(st, deadline);
+  // People's names (opt-in: seeded inactive) come from a tagger over the whole text, after the walk.
+  if (sel.enabled.has('PERSON')) scanPeople(st, deadline);
   // Entities found in a decoded view are added when their escape is met, ahead of the walk's later ones.
   if (st.unordered) st.out.sort((a, b) => a.start - b.start || b.end - a.end);
   return st.out;

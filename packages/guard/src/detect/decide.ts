@@ -70,13 +70,14 @@ export function decideCandidates(
   const kept = nonOverlapping(text, reported);
 
   const detections: Detection[] = [];
-  const breakdown: Record<string, number> = {};
+  // Types in order of first detection with their counts; the breakdown object is built once from them.
+  const types: string[] = [];
+  const counts: number[] = [];
   let redacted = '';
   let cursor = 0;
   let overall = 0;
   let blocklistHit: Reported | undefined;
   let thresholdHit: Reported | undefined;
-  const types: string[] = [];
   for (const r of kept) {
     const c = r.c;
     const placeholder = placeholderFor(c.type, c.value);
@@ -97,17 +98,20 @@ export function decideCandidates(
         final_score: finalText,
       },
     });
-    const count = breakdown[c.type];
-    if (count === undefined) {
-      breakdown[c.type] = 1;
+    const k = types.indexOf(c.type);
+    if (k < 0) {
       types.push(c.type);
-    } else breakdown[c.type] = count + 1;
+      counts.push(1);
+    } else counts[k]++;
     redacted += text.slice(cursor, c.start) + placeholder;
     cursor = c.end;
     if (r.final > overall) overall = r.final;
     if (c.blocklisted) blocklistHit ??= r;
     else if (r.blocking) thresholdHit ??= r;
   }
+
+  const breakdown: Record<string, number> = {};
+  for (let k = 0; k < types.length; k++) breakdown[types[k]] = counts[k];
 
   let blocked = false;
   let blockedBy: string | undefined;

@@ -11,14 +11,7 @@ import {
   isPlausibleTrunkNational,
 } from './phone-plan.ts';
 import { evidence, type ScanState } from './scan-state.ts';
-import {
-  csvHeaderFor,
-  type Lexicon,
-  lexicon,
-  polarityAfter,
-  polarityBefore,
-  polarityOfLabel,
-} from './text-features.ts';
+import { type Lexicon, lexicon, polarityAfter, polarityBefore, polarityOfLabel } from './text-features.ts';
 
 const MAX_GROUPS = 12;
 const groupStart = new Int32Array(MAX_GROUPS);
@@ -469,7 +462,7 @@ function numberContext(st: ScanState, start: number, lex: Lexicon): number {
   const t = st.text;
   const near = polarityBefore(t, start, 40, lex);
   if (near !== 0) return near;
-  const header = csvHeaderFor(t, st.csvHeader(), start, st.rows);
+  const header = st.columnHeaderAt(start);
   if (header !== undefined) return polarityOfLabel(header, lex);
   let lineStart = start;
   while (lineStart > 0 && start - lineStart <= 16 && t.charCodeAt(lineStart - 1) !== 10) lineStart--;

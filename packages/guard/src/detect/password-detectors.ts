@@ -259,11 +259,23 @@ function readValue(t: string, k: number): boolean {
 
 const AUTH_SCHEMES = ['bearer', 'basic', 'token', 'bot', 'digest', 'apikey', 'api-token', 'api-key', 'sso-key'];
 
+/**
+ * True when the lower-case ASCII `word` is at `k` in t as `toLowerCase` would compare it, in place: A-Z fold to
+ * a-z, and the Kelvin sign (U+212A) to `k`, the one other code unit that lower-cases to ASCII.
+ */
+function foldedWordAt(t: string, k: number, word: string): boolean {
+  for (let m = 0; m < word.length; m++) {
+    const c = t.charCodeAt(k + m);
+    const lower = c >= 65 && c <= 90 ? c + 32 : c === 0x212a ? 107 : c;
+    if (lower !== word.charCodeAt(m)) return false;
+  }
+  return true;
+}
+
 /** Length of an HTTP auth scheme word (with its blank) at the start of a value, or 0. */
 function authSchemeLength(t: string, start: number, end: number): number {
   for (const s of AUTH_SCHEMES) {
-    if (end - start < s.length) continue;
-    if (t.slice(start, start + s.length).toLowerCase() !== s) continue;
+    if (end - start < s.length || !foldedWordAt(t, start, s)) continue;
     const after = start + s.length;
     if (after === end) return s.length; // unquoted: the credential is the next word
     if (t.charCodeAt(after) === 32) return s.length + 1;
@@ -654,11 +666,12 @@ export function scanAssignment(st: ScanState, s: number, e: number): number {
     if (t.charCodeAt(close) !== 60) return ASSIGNMENT_REJECTED;
   }
   // A key that names a vendor with a fixed token format (telegram_bot_token, DATADOG_API_KEY): the value is reported
-  // when it fits the format (hex included), and a value outside it is not the vendor's token.
-  const keyed = keyedFormatFor(keyName);
+  // when it fits the format (hex included), and a value outside it is not the vendor's token. A password key
+  // (JIRA_PASSWORD, twitter_pass) holds the account's password, not the vendor's token: it stays a password.
+  const keyed = kind === PASSWORD ? undefined : keyedFormatFor(keyName);
   if (keyed && !knownSecretPrefixAt(t, start)) {
-    if (!emitKeyedValue(st, keyed, start, end)) return ASSIGNMENT_REJECTED;
-    return quoted ? end + 1 : end;
+    if (emitKeyedValue(st, keyed, start, end)) return quoted ? end + 1 : end;
+    if (keyed.exclusive !== false) return ASSIGNMENT_REJECTED;
   }
   // A request header (curl -H "Authorization: …", "X-Api-Key: …") or an auth scheme: the value is a credential.
   const credential = scheme > 0 || inHeaderArgument(t, ks);

@@ -1,13 +1,15 @@
 // State shared by the built-in detectors during one pass over a text.
 import { builtinPattern } from './builtin-patterns.ts';
 import { type Evidence, localAiScoreOf, regexScoreOf } from './scoring.ts';
-import { type CsvHeader, newRowCursor, parseCsvHeader, type RowCursor } from './text-features.ts';
+import { type CsvHeader, csvHeaderFor, newRowCursor, parseCsvHeader, type RowCursor } from './text-features.ts';
 import type { Candidate } from './types.ts';
 
 /** Which built-in detectors run, and the category each reports (a stored pattern may recategorize a built-in). */
 export interface BuiltinSelection {
   readonly enabled: ReadonlySet<string>;
   readonly categories: ReadonlyMap<string, string>;
+  /** Category and base score of each enabled type: one lookup per emitted candidate. */
+  readonly emitted: ReadonlyMap<string, { readonly category: string; readonly base: number }>;
   /** Fast flags for the hot loop. */
   readonly email: boolean;
   readonly phone: boolean;
@@ -39,6 +41,9 @@ export function selectBuiltins(categories: ReadonlyMap<string, string>): Builtin
   return {
     enabled,
     categories,
+    emitted: new Map(
+      [...categories].map(([type, category]) => [type, { category, base: builtinPattern(type)?.baseScore ?? 0.6 }]),
+    ),
     email: enabled.has('EMAIL'),
     phone: enabled.has('PHONE_NUMBER'),
     card: enabled.has('CREDIT_CARD'),
@@ -52,17 +57,6 @@ export function selectBuiltins(categories: ReadonlyMap<string, string>): Builtin
     privateKey: enabled.has('PRIVATE_KEY'),
     jwt: enabled.has('JWT'),
   };
-}
-
-const BASES = new Map<string, number>();
-
-function baseOf(type: string): number {
-  let b = BASES.get(type);
-  if (b === undefined) {
-    b = builtinPattern(type)?.baseScore ?? 0.6;
-    BASES.set(type, b);
-  }
-  return b;
 }
 
 /** One text's pass: the text, the enabled detectors, the candidates found so far and per-text caches. */
@@ -94,7 +88,7 @@ export class ScanState {
   private markerSearched: Map<string, number> | undefined;
 
   /** Row position for CSV/markdown header lookups (see csvHeaderFor), created on first use. */
-  get rows(): RowCursor {
+  private get rows(): RowCursor {
     this.rowCursor ??= newRowCursor();
     return this.rowCursor;
   }
@@ -115,6 +109,21 @@ export class ScanState {
     return -1;
   }
 
+  private pipe: boolean | undefined;
+
+  /**
+   * The header cell of the CSV/TSV/markdown column holding `start` (see csvHeaderFor). A text whose first line is
+   * no delimited header and that holds no `|` has none, known without moving the row cursor.
+   */
+  columnHeaderAt(start: number): string | undefined {
+    const header = this.csvHeader();
+    if (header.delimiters.length === 0) {
+      this.pipe ??= this.text.includes('|');
+      if (!this.pipe) return undefined;
+    }
+    return csvHeaderFor(this.text, header, start, this.rows);
+  }
+
   /** The text's first line parsed as a delimited header, computed on first use. */
   csvHeader(): CsvHeader {
     this.header ??= parseCsvHeader(this.text);
@@ -123,12 +132,12 @@ export class ScanState {
 
   /** Records a candidate of a built-in type, scored from its evidence; a disabled type is silently skipped. */
   emit(type: string, start: number, end: number, ev: Evidence, baseAdjust = 0): void {
-    const category = this.sel.categories.get(type);
-    if (category === undefined) return;
-    const base = baseOf(type) + baseAdjust;
+    const info = this.sel.emitted.get(type);
+    if (info === undefined) return;
+    const base = info.base + baseAdjust;
     this.out.push({
       type,
-      category,
+      category: info.category,
       start,
       end,
       value: this.text.slice(start, end),

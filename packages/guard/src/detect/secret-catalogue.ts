@@ -255,6 +255,160 @@ export const SECRET_FORMATS: readonly SecretFormat[] = Object.freeze([
     prefixes: ['MT', 'Mj', 'Mz', 'ND', 'NT', 'Nj', 'Nz', 'OD', 'OT'],
     body: /[A-Za-z0-9]{21,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])/,
   },
+  // Amazon Bedrock long-term API keys: ABSK + base64 of "BedrockAPIKey-…:<secret>" (the prefix is that encoding).
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Amazon Bedrock',
+    prefixes: ['ABSKQmVkcm9ja0FQSUtleS'],
+    body: /[A-Za-z0-9+/]{40,400}={0,2}(?![A-Za-z0-9+/=])/,
+  },
+  // Square: OAuth and personal access tokens (EAAA, 64 characters in all), legacy sq0atp- tokens, sq0csp- secrets.
+  { type: 'GENERIC_PASSWORD', vendor: 'Square', prefixes: ['EAAA'], body: /[A-Za-z0-9_-]{60}(?![A-Za-z0-9_-])/ },
+  { type: 'GENERIC_PASSWORD', vendor: 'Square', prefixes: ['sq0atp-'], body: /[A-Za-z0-9_-]{22}(?![A-Za-z0-9_-])/ },
+  { type: 'GENERIC_PASSWORD', vendor: 'Square', prefixes: ['sq0csp-'], body: /[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/ },
+  // SonarQube / SonarCloud user, project and global analysis tokens: squ_, sqp_, sqa_ + 40 hex.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Sonar',
+    prefixes: ['squ_', 'sqp_', 'sqa_'],
+    body: /[a-fA-F0-9]{40}(?![A-Za-z0-9_])/,
+  },
+  // New Relic user API keys (NRAK-, 27), browser keys (NRJS-, 19 hex), Insights insert/query keys (NRII-/NRIQ-, 32).
+  { type: 'GENERIC_PASSWORD', vendor: 'New Relic', prefixes: ['NRAK-'], body: /[A-Z0-9]{27}(?![A-Za-z0-9])/ },
+  { type: 'GENERIC_PASSWORD', vendor: 'New Relic', prefixes: ['NRJS-'], body: /[a-f0-9]{19}(?![A-Za-z0-9])/ },
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'New Relic',
+    prefixes: ['NRII-', 'NRIQ-'],
+    body: /[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])/,
+  },
+  // Brevo (Sendinblue) API keys: xkeysib- + 64 hex + - + 16 alphanumerics; SMTP keys xsmtpsib- alike.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Brevo',
+    prefixes: ['xkeysib-', 'xsmtpsib-'],
+    body: /[a-f0-9]{64}-[A-Za-z0-9]{16}(?![A-Za-z0-9])/,
+  },
+  // Docker Hub personal and organisation access tokens.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Docker Hub',
+    prefixes: ['dckr_pat_', 'dckr_oat_'],
+    body: /[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/,
+  },
+  // Fly.io macaroon tokens (fm1a_, fm1r_, fm2_ + base64), also sent as "FlyV1 fm2_…".
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Fly.io',
+    prefixes: ['fm1a_', 'fm1r_', 'fm2_'],
+    body: /[A-Za-z0-9+/]{100,4000}={0,3}/,
+  },
+  // Tailscale keys: tskey-<kind>-<key id>-<secret>.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Tailscale',
+    prefixes: ['tskey-'],
+    body: /(?:api|auth|client|scim|webhook)-[A-Za-z0-9]{6,24}-[A-Za-z0-9]{16,64}(?![A-Za-z0-9_-])/,
+  },
+  // PlanetScale service tokens, database passwords and OAuth tokens.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'PlanetScale',
+    prefixes: ['pscale_tkn_', 'pscale_pw_', 'pscale_oauth_'],
+    body: /[A-Za-z0-9_=.-]{32,64}(?![A-Za-z0-9_=.-])/,
+  },
+  // Render API keys.
+  { type: 'GENERIC_PASSWORD', vendor: 'Render', prefixes: ['rnd_'], body: /[A-Za-z0-9]{32}(?![A-Za-z0-9_])/ },
+  // Supabase personal access tokens: sbp_ + 40 hex.
+  { type: 'GENERIC_PASSWORD', vendor: 'Supabase', prefixes: ['sbp_'], body: /[a-f0-9]{40}(?![A-Za-z0-9_])/ },
+  // Model providers: Groq (gsk_ + 52), xAI (xai- + 80), Perplexity (pplx- + 48), Replicate (r8_ + 37).
+  { type: 'GENERIC_PASSWORD', vendor: 'Groq', prefixes: ['gsk_'], body: /[A-Za-z0-9]{52}(?![A-Za-z0-9_])/ },
+  { type: 'GENERIC_PASSWORD', vendor: 'xAI', prefixes: ['xai-'], body: /[A-Za-z0-9]{80}(?![A-Za-z0-9_-])/ },
+  { type: 'GENERIC_PASSWORD', vendor: 'Perplexity', prefixes: ['pplx-'], body: /[A-Za-z0-9]{48}(?![A-Za-z0-9_-])/ },
+  { type: 'GENERIC_PASSWORD', vendor: 'Replicate', prefixes: ['r8_'], body: /[A-Za-z0-9]{37}(?![A-Za-z0-9_])/ },
+  // JFrog: API keys (AKCp + 69) and reference tokens (base64 of "reftkn:01:…", 64 characters in all).
+  { type: 'GENERIC_PASSWORD', vendor: 'JFrog', prefixes: ['AKCp'], body: /[A-Za-z0-9]{69}(?![A-Za-z0-9])/ },
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'JFrog',
+    prefixes: ['cmVmdGtuOjAxOj'],
+    body: /[A-Za-z0-9+/]{50}(?![A-Za-z0-9+/])/,
+  },
+  // Clojars deploy tokens.
+  { type: 'GENERIC_PASSWORD', vendor: 'Clojars', prefixes: ['CLOJARS_'], body: /[a-f0-9]{60}(?![A-Za-z0-9_])/ },
+  // Dynatrace tokens: dt0<kind><2 digits> . 24-character public id . 64-character secret.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Dynatrace',
+    prefixes: ['dt0'],
+    body: /[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])/,
+  },
+  // EasyPost production (EZAK) and test (EZTK) API keys.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'EasyPost',
+    prefixes: ['EZAK', 'EZTK'],
+    body: /[A-Za-z0-9]{54}(?![A-Za-z0-9])/,
+  },
+  // Flutterwave secret keys (live and test) and encryption keys.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Flutterwave',
+    prefixes: ['FLWSECK-', 'FLWSECK_TEST-'],
+    body: /[A-Za-z0-9]{32}-X(?![A-Za-z0-9])/,
+  },
+  // NuGet API keys: oy2 + 43 lower-case alphanumerics.
+  { type: 'GENERIC_PASSWORD', vendor: 'NuGet', prefixes: ['oy2'], body: /[a-z0-9]{43}(?![A-Za-z0-9])/ },
+  // Google OAuth 2.0 access tokens.
+  { type: 'GENERIC_PASSWORD', vendor: 'Google OAuth', prefixes: ['ya29.'], body: /[A-Za-z0-9_-]{30,2048}/ },
+  // Typeform personal access tokens.
+  { type: 'GENERIC_PASSWORD', vendor: 'Typeform', prefixes: ['tfp_'], body: /[A-Za-z0-9_.=-]{59}(?![A-Za-z0-9_.=-])/ },
+  // ReadMe API keys.
+  { type: 'GENERIC_PASSWORD', vendor: 'ReadMe', prefixes: ['rdme_'], body: /[a-z0-9]{70}(?![A-Za-z0-9])/ },
+  // RubyGems API keys.
+  { type: 'GENERIC_PASSWORD', vendor: 'RubyGems', prefixes: ['rubygems_'], body: /[a-f0-9]{48}(?![A-Za-z0-9])/ },
+  // Shippo live and test API tokens.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Shippo',
+    prefixes: ['shippo_live_', 'shippo_test_'],
+    body: /[a-f0-9]{40}(?![A-Za-z0-9])/,
+  },
+  // Mapbox secret access tokens: sk. + a JWT-like payload and signature.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Mapbox',
+    prefixes: ['sk.eyJ'],
+    body: /[A-Za-z0-9_-]{50,400}\.[A-Za-z0-9_-]{20,100}(?![A-Za-z0-9_-])/,
+  },
+  // OpenShift user OAuth tokens.
+  { type: 'GENERIC_PASSWORD', vendor: 'OpenShift', prefixes: ['sha256~'], body: /[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/ },
+  // Prefect API keys.
+  { type: 'GENERIC_PASSWORD', vendor: 'Prefect', prefixes: ['pnu_'], body: /[A-Za-z0-9]{36}(?![A-Za-z0-9])/ },
+  // Scalingo API tokens.
+  { type: 'GENERIC_PASSWORD', vendor: 'Scalingo', prefixes: ['tk-us-'], body: /[A-Za-z0-9_-]{48}(?![A-Za-z0-9_-])/ },
+  // 42 (intra) OAuth application secrets.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: '42 intra',
+    prefixes: ['s-s4t2ud-', 's-s4t2af-'],
+    body: /[a-f0-9]{64}(?![A-Za-z0-9])/,
+  },
+  // Contentful personal access tokens.
+  { type: 'GENERIC_PASSWORD', vendor: 'Contentful', prefixes: ['CFPAT-'], body: /[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/ },
+  // Netlify personal access tokens.
+  { type: 'GENERIC_PASSWORD', vendor: 'Netlify', prefixes: ['nfp_'], body: /[A-Za-z0-9]{36}(?![A-Za-z0-9_])/ },
+  // Buildkite user access tokens.
+  { type: 'GENERIC_PASSWORD', vendor: 'Buildkite', prefixes: ['bkua_'], body: /[a-f0-9]{40}(?![A-Za-z0-9_])/ },
+  // LangSmith personal access tokens and service keys: lsv2_pt_/lsv2_sk_ + 32 hex + _ + 10 hex.
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'LangSmith',
+    prefixes: ['lsv2_pt_', 'lsv2_sk_'],
+    body: /[a-f0-9]{32}_[a-f0-9]{10}(?![A-Za-z0-9_])/,
+  },
+  // Alibaba Cloud AccessKey ids (LTAI + 12–20 alphanumerics): the id half of a key pair, named by its prefix.
+  { type: 'GENERIC_PASSWORD', vendor: 'Alibaba Cloud', prefixes: ['LTAI'], body: /[A-Za-z0-9]{12,20}(?![A-Za-z0-9])/ },
 ] satisfies SecretFormat[]);
 
 interface CompiledFormat {
@@ -442,7 +596,9 @@ export const WEBHOOK_FORMATS: readonly WebhookFormat[] = Object.freeze([
     type: 'SLACK_TOKEN',
     vendor: 'Slack',
     host: 'hooks.slack.com',
-    path: /\/(?:services|workflows|triggers)\/[A-Za-z0-9+/]{43,56}(?![A-Za-z0-9+/])/,
+    // Incoming webhooks (services/T…/B…/secret), Workflow Builder webhooks (workflows/T…/A…/id/secret),
+    // triggers (triggers/T…/id/secret), or the path's parts in one run.
+    path: /\/(?:services\/T[A-Z0-9]{6,12}\/B[A-Z0-9]{6,12}\/[A-Za-z0-9]{24}|workflows\/T[A-Z0-9]{6,12}\/A[A-Z0-9]{6,12}\/[0-9]{8,20}\/[A-Za-z0-9]{20,40}|triggers\/T[A-Z0-9]{6,12}\/[0-9]{8,20}\/[a-f0-9]{32}|(?:services|workflows|triggers)\/[A-Za-z0-9+/]{43,56})(?![A-Za-z0-9+/])/,
   },
   {
     type: 'GENERIC_PASSWORD',
@@ -503,13 +659,19 @@ export interface KeyedFormat {
   readonly words: readonly string[];
   /** The whole value. */
   readonly value: RegExp;
+  /**
+   * False when the vendor has other token formats than `value` (or the format is one of several the key may hold):
+   * a value outside it is left to the generic key rules instead of being rejected as not the vendor's token.
+   */
+  readonly exclusive?: boolean;
 }
 
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 
 export const KEYED_FORMATS: readonly KeyedFormat[] = Object.freeze([
-  // Telegram bot tokens: the bot's numeric id, a colon, 35 base64url characters.
-  { vendor: 'Telegram', words: ['telegram'], value: /^\d{8,10}:[A-Za-z0-9_-]{35}$/ },
+  // Telegram bot tokens: the bot's numeric id (the Bot API's own example has 6 digits; ids may take up to 52 bits,
+  // 16 digits), a colon, 35 base64url characters.
+  { vendor: 'Telegram', words: ['telegram'], value: /^\d{5,16}:[A-Za-z0-9_-]{35}$/ },
   // Mailchimp API keys: 32 hex digits and the data-center suffix.
   { vendor: 'Mailchimp', words: ['mailchimp'], value: /^[0-9a-f]{32}-us\d{1,2}$/ },
   // Datadog API keys (32 hex) and application keys (40).
@@ -555,6 +717,50 @@ export const KEYED_FORMATS: readonly KeyedFormat[] = Object.freeze([
   { vendor: 'KuCoin', words: ['kucoin'], value: new RegExp(`^(?:[a-f0-9]{24}|${UUID})$`) },
   { vendor: 'Contentful', words: ['contentful'], value: /^[A-Za-z0-9=_-]{43}$/ },
   { vendor: 'New York Times', words: ['nytimes', 'newyorktimes'], value: /^[A-Za-z0-9=_-]{32}$/ },
+  // Airtable legacy API keys: key + 14 alphanumerics (personal access tokens, pat…, are found by their key too).
+  { vendor: 'Airtable', words: ['airtable'], value: /^key[A-Za-z0-9]{14}$/, exclusive: false },
+  // Alibaba Cloud AccessKey secrets: 30 alphanumerics.
+  { vendor: 'Alibaba Cloud', words: ['alibaba', 'aliyun'], value: /^[A-Za-z0-9]{30}$/, exclusive: false },
+  // Atlassian (Jira, Confluence) API tokens before the ATATT3 format: 24 alphanumerics.
+  { vendor: 'Atlassian', words: ['atlassian', 'confluence', 'jira'], value: /^[A-Za-z0-9]{24}$/, exclusive: false },
+  // Cloudflare API tokens (40 base64url characters) and Global API keys (37 hex).
+  { vendor: 'Cloudflare', words: ['cloudflare'], value: /^(?:[A-Za-z0-9_-]{40}|[a-f0-9]{37})$/, exclusive: false },
+  // Confluent Cloud API keys (16 upper-case alphanumerics) and their secrets (64 base64 characters).
+  { vendor: 'Confluent', words: ['confluent'], value: /^(?:[A-Z0-9]{16}|[A-Za-z0-9+/]{64})$/, exclusive: false },
+  // Drone CI personal tokens: 32 alphanumerics.
+  { vendor: 'Drone CI', words: ['drone'], value: /^[A-Za-z0-9]{32}$/, exclusive: false },
+  // Facebook app secrets (32 hex) and app access tokens (app id | secret).
+  {
+    vendor: 'Facebook',
+    words: ['facebook'],
+    value: /^(?:[a-f0-9]{32}|\d{15,16}\|[A-Za-z0-9_-]{27,43})$/,
+    exclusive: false,
+  },
+  // JFrog identity and reference tokens (64 base64 characters) under a JFrog, Artifactory or Bintray key.
+  { vendor: 'JFrog', words: ['jfrog', 'artifactory', 'bintray'], value: /^[A-Za-z0-9+/]{64}$/, exclusive: false },
+  // LinkedIn client secrets: 16 alphanumerics.
+  { vendor: 'LinkedIn', words: ['linkedin'], value: /^[A-Za-z0-9]{16}$/, exclusive: false },
+  // Looker API3 client secrets: 24 alphanumerics.
+  { vendor: 'Looker', words: ['looker'], value: /^[A-Za-z0-9]{24}$/, exclusive: false },
+  // Okta API tokens: 00 + 40 base64url characters.
+  { vendor: 'Okta', words: ['okta'], value: /^00[A-Za-z0-9_-]{40}$/, exclusive: false },
+  // Snyk and Squarespace API keys: UUIDs.
+  { vendor: 'Snyk, Squarespace', words: ['snyk', 'squarespace'], value: new RegExp(`^${UUID}$`), exclusive: false },
+  // SonarQube tokens from before the squ_/sqp_/sqa_ prefixes: 40 hex.
+  { vendor: 'Sonar', words: ['sonar'], value: /^[a-f0-9]{40}$/, exclusive: false },
+  // Sourcegraph access tokens without the sgp_ prefix (before 2023): 40 hex.
+  { vendor: 'Sourcegraph', words: ['sourcegraph'], value: /^[a-fA-F0-9]{40}$/, exclusive: false },
+  // Sumo Logic access keys: 64 alphanumerics (access ids, su + 12, are not secret).
+  {
+    vendor: 'Sumo Logic',
+    words: ['sumologic', 'sumo_', 'sumo-', 'sumotoken', 'sumokey'],
+    value: /^[A-Za-z0-9]{64}$/,
+    exclusive: false,
+  },
+  // Octopus Deploy API keys: API- + upper-case alphanumerics (a prefix too common in prose to scan for unnamed).
+  { vendor: 'Octopus Deploy', words: ['octopus'], value: /^API-[A-Z0-9]{25,32}$/, exclusive: false },
+  // Twilio auth tokens: 32 hex.
+  { vendor: 'Twilio', words: ['twilio'], value: /^[a-f0-9]{32}$/, exclusive: false },
 ] satisfies KeyedFormat[]);
 
 /** The first three letters of every vendor word (lower case, as a number): a key without any costs one pass. */

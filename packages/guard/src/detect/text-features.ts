@@ -4,26 +4,35 @@ import { foldCase, hashStep, hashWord, isCjkCode, isLatinWordCode, WORD_TABLE } 
 // context words near a match.
 
 const counts = new Int32Array(256);
+/** Bucket indexes seen in the current string, so the sum visits each distinct bucket once. */
+const seen = new Uint8Array(256);
+
+/** K_LOG2K[k] = k·log2(k) for the counts of short strings (longer ones compute it). */
+const K_LOG2K = Float64Array.from({ length: 1025 }, (_, k) => (k === 0 ? 0 : k * Math.log2(k)));
 
 /**
  * Shannon entropy of the string in bits per character (0 for a repeated character, ~5.9 for random base64).
  * Code units above 0xFF share buckets by their low byte, which is plenty for telling random from repetitive.
+ * Computed as log2(n) − Σ k·log2(k) / n over the bucket counts k (the same quantity as −Σ p·log2(p), with one
+ * logarithm per string instead of one per distinct character).
  */
 export function shannonEntropy(s: string): number {
   const n = s.length;
   if (n === 0) return 0;
-  for (let i = 0; i < n; i++) counts[s.charCodeAt(i) & 0xff]++;
-  let h = 0;
+  let distinct = 0;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i) & 0xff;
-    const k = counts[c];
-    if (k > 0) {
-      const p = k / n;
-      h -= p * Math.log2(p);
-      counts[c] = 0;
-    }
+    if (counts[c]++ === 0) seen[distinct++] = c;
   }
-  return h;
+  let sum = 0;
+  for (let d = 0; d < distinct; d++) {
+    const c = seen[d];
+    const k = counts[c];
+    sum += k <= 1024 ? K_LOG2K[k] : k * Math.log2(k);
+    counts[c] = 0;
+  }
+  const h = Math.log2(n) - sum / n;
+  return h > 0 ? h : 0;
 }
 
 /** Number of character classes present: lower-case, upper-case, digits, other (symbols). */
@@ -156,6 +165,11 @@ function isMaskChar(c: number): boolean {
   return c < 128 ? MASK_ASCII[c] === 1 : c === 0x2022 || c === 0x2026 || c === 0x25cf;
 }
 
+const REFERENCE = /^(?:ENC\[|EJ\[|vault:|ref\+|sops:|secretsmanager:|arn:aws:secretsmanager:|!vault)/i;
+/** REFERENCE_START[c | 32] is 1 for the first letters of REFERENCE's alternatives (e, v, r, s, a, and `!`). */
+const REFERENCE_START = new Uint8Array(65536);
+for (const ch of 'evrsa!') REFERENCE_START[ch.charCodeAt(0)] = 1;
+
 /**
  * True for values that stand in for a secret rather than being one: template references (`${X}`, `{{ x }}`,
  * `<x>`, `%(x)s`, `$X`), masked values (`****`, `xxxx-xxxx`), values made mostly of placeholder words
@@ -176,8 +190,7 @@ export function isPlaceholderValue(value: string): boolean {
   // AWS's documentation keys end in EXAMPLE / EXAMPLEKEY (wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY).
   if (len >= 16 && value.includes('EXAMPLE')) return true;
   // Encrypted or referenced values: SOPS/ejson ENC[…], Vault and secret-manager references, redacted dumps.
-  if (/^(?:ENC\[|EJ\[|vault:|ref\+|sops:|secretsmanager:|arn:aws:secretsmanager:|!vault)/i.test(value.slice(s, s + 24)))
-    return true;
+  if (REFERENCE_START[first | 32] === 1 && REFERENCE.test(value.slice(s, s + 24))) return true;
   if (len >= 8 && /\[redacted|redacted\]|\*\*\*redacted/i.test(value)) return true;
   if (first === 112 || first === 111 || first === 101 || first === 80 || first === 79 || first === 69) {
     const head = value.slice(s, s + 12).toLowerCase();
@@ -281,15 +294,27 @@ export function isHexCode(c: number): boolean {
 }
 
 /**
- * Context words with their polarity (+1 confirms a type, -1 says the match is something else), keyed by hashWord.
- * Built only by lexicon(), which also enters its words in WORD_FILTER (the lookups below consult the filter first).
+ * Context words with their polarity (+1 confirms a type, -1 says the match is something else), keyed by hashWord:
+ * an open-addressing table of the word hashes (a slot whose polarity is 0 is empty), probed linearly. Built only
+ * by lexicon(), which also enters its words in WORD_FILTER (the lookups below consult the filter first).
  */
-export type Lexicon = ReadonlyMap<number, number> & { readonly [LEXICON]: true };
-declare const LEXICON: unique symbol;
+export interface Lexicon {
+  readonly hashes: Int32Array;
+  readonly polarities: Int8Array;
+  readonly mask: number;
+}
+
+/** The slot where the probe for hash h starts (Fibonacci hashing spreads nearby hashes apart). */
+function slotOf(h: number, mask: number): number {
+  return (Math.imul(h, 0x9e3779b1) >>> 16) & mask;
+}
 
 /** The polarity of hash h in lex, or undefined; one filter load for the words of no lexicon. */
 function lookup(lex: Lexicon, h: number): number | undefined {
-  return WORD_FILTER[h & 0xffff] === 1 ? lex.get(h) : undefined;
+  if (WORD_FILTER[h & 0xffff] === 0) return undefined;
+  const { hashes, polarities, mask } = lex;
+  for (let k = slotOf(h, mask); polarities[k] !== 0; k = (k + 1) & mask) if (hashes[k] === h) return polarities[k];
+  return undefined;
 }
 
 /** Builds a lexicon; a word in both lists counts as positive. */
@@ -297,8 +322,17 @@ export function lexicon(positive: readonly string[], negative: readonly string[]
   const m = new Map<number, number>();
   for (const w of negative) m.set(hashWord(w), -1);
   for (const w of positive) m.set(hashWord(w), 1);
-  for (const h of m.keys()) WORD_FILTER[h & 0xffff] = 1;
-  return m as unknown as Lexicon;
+  let size = 8;
+  while (size < m.size * 4) size *= 2;
+  const lex: Lexicon = { hashes: new Int32Array(size), polarities: new Int8Array(size), mask: size - 1 };
+  for (const [h, polarity] of m) {
+    WORD_FILTER[h & 0xffff] = 1;
+    let k = slotOf(h, lex.mask);
+    while (lex.polarities[k] !== 0) k = (k + 1) & lex.mask;
+    lex.hashes[k] = h;
+    lex.polarities[k] = polarity;
+  }
+  return lex;
 }
 
 function isContextWordCode(c: number): boolean {
@@ -464,9 +498,11 @@ DELIMITERS.forEach((d, k) => {
  * Finds the text's first line and the delimiters (`,` `;` tab `|`) it uses as a header would: short cells, few
  * blanks (a sentence with commas is not a header). Cells are cut only when asked for.
  */
+const NO_HEADER: CsvHeader = Object.freeze({ end: -1, delimiters: Object.freeze([]) });
+
 export function parseCsvHeader(text: string): CsvHeader {
   const end = text.indexOf('\n');
-  if (end < 0 || end > 2000) return { end: -1, delimiters: [] };
+  if (end < 0 || end > 2000) return NO_HEADER;
   const delimiters: number[] = [];
   for (const d of DELIMITERS) {
     const at = text.indexOf(String.fromCharCode(d));

@@ -29,6 +29,9 @@ import { listUpstreamModels } from './models-service.ts';
 import { createRequestPlaceholders } from './placeholders.ts';
 import { createSecurityEvents } from './security-events.ts';
 
+/** Log levels at which the per-call `gateway call` info line is written. */
+const INFO_ON = new Set(['trace', 'debug', 'info']);
+
 const DESCRIPTION = `A chat-completions-compatible guardrail gateway: point the official \`openai\` client's \`baseURL\` at this
 service and it works unchanged, with \`stream: false\` and \`stream: true\`.
 
@@ -253,17 +256,20 @@ export function registerGatewayRoutes(app: App, ctx: GuardContext): void {
           breakdown,
           blocked: all.some((r) => r.blocked),
         });
-        request.log.info(
-          {
-            gateway: {
-              rid: idForLog(options.rid),
-              mode: stream ? options.mode : 'non-streaming',
-              outcome,
-              status: statusCode,
+        // The rid's hash for the log line is only computed when the line is written (LOG_LEVEL info or lower).
+        if (INFO_ON.has(request.log.level)) {
+          request.log.info(
+            {
+              gateway: {
+                rid: idForLog(options.rid),
+                mode: stream ? options.mode : 'non-streaming',
+                outcome,
+                status: statusCode,
+              },
             },
-          },
-          'gateway call',
-        );
+            'gateway call',
+          );
+        }
       }
     },
   );

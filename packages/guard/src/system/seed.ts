@@ -6,7 +6,7 @@ import { readMeta, writeMeta } from './meta-store.ts';
 
 const SEEDED = 'default_patterns_seeded';
 /** Catalog releases after the first: their new built-ins are added to existing installs once (meta key per release). */
-const LATER_RELEASES = [2, 3];
+const LATER_RELEASES = [2, 3, 4];
 
 /**
  * Seeds the default pattern library on first start only: once seeded, a pattern the operator deleted or
