@@ -335,6 +335,46 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   },
   'DELETE /api/v1/runtime/prompts/{id}': { params: { id: E.prompt } },
   'POST /api/v1/runtime/prompts/{id}/activate': { params: { id: E.prompt } },
+  'GET /api/v1/runtime/configuration/schema': {},
+  'GET /api/v1/runtime/configuration/export': {},
+  'POST /api/v1/runtime/configuration/deploy': {
+    body: {
+      dry_run: false,
+      bundle: {
+        format: 'keel.engine.config/v1',
+        providers: [
+          {
+            name: 'Support model',
+            type: 'openai_compatible',
+            description: 'Answers support questions',
+            base_url: E.providerBaseUrl,
+            supports_text: true,
+            supports_image: false,
+            text_model: 'gpt-4o-mini',
+            image_model: null,
+            input_price_per_million: 0.15,
+            output_price_per_million: 0.6,
+            image_price: 0,
+            currency: 'USD',
+            is_default: false,
+            is_active: true,
+            settings: { temperature: 0.2 },
+            credential: 'api_key',
+          },
+        ],
+        prompts: [
+          {
+            key: 'support-triage',
+            active_version: 1,
+            versions: [
+              { version: 1, name: 'Support triage', content: 'Sort the request of {{ brand }}.', variables: ['brand'] },
+            ],
+          },
+        ],
+      },
+      credentials: { 'providers/Support model': 'sk-proj-your-openai-key' },
+    },
+  },
   'GET /api/v1/runtime/agents/{agentId}/config': { params: { agentId: E.agent } },
   'PUT /api/v1/runtime/agents/{agentId}/config': {
     params: { agentId: E.agent },

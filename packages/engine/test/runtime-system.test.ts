@@ -105,7 +105,45 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(config.endpoints.session_get, { method: 'GET', path: '/api/v1/runtime/sessions/{session_id}' });
       assert.deepEqual(
         config.transports.map((t: { type: string }) => t.type),
-        ['rest', 'mcp'],
+        ['rest', 'mcp', 'sse'],
+      );
+      assert.deepEqual(config.endpoints.execution_events, {
+        method: 'GET',
+        path: '/api/v1/runtime/executions/{execution_id}/events',
+      });
+      assert.equal(config.versioning.configuration_format, 'keel.engine.config/v1');
+      // Every endpoint template names a route of the OpenAPI document.
+      const doc = JSON.parse((await engine.rest.inject({ method: 'GET', url: '/openapi.json' })).body);
+      for (const [name, { method, path }] of Object.entries<{ method: string; path: string }>(config.endpoints)) {
+        const openapiPath = path.replace(/\{[a-z_]+\}/g, '{}');
+        const match = Object.keys(doc.paths).find((p) => p.replace(/\{[A-Za-z_]+\}/g, '{}') === openapiPath);
+        assert.ok(match && doc.paths[match][method.toLowerCase()], `${name}: ${method} ${path} is a route`);
+      }
+      // Request schemas are bounded: every string, array and open object of them has a limit.
+      const unbounded: string[] = [];
+      const walk = (schema: any, at: string): void => {
+        if (!schema || typeof schema !== 'object') return;
+        if (
+          schema.type === 'string' &&
+          schema.maxLength === undefined &&
+          !schema.enum &&
+          !schema.format &&
+          schema.const === undefined
+        )
+          unbounded.push(at);
+        if (schema.type === 'array' && schema.maxItems === undefined) unbounded.push(at);
+        if (schema.type === 'object' && schema.additionalProperties === true && schema.maxProperties === undefined)
+          unbounded.push(at);
+        for (const [key, value] of Object.entries(schema.properties ?? {})) walk(value, `${at}.${key}`);
+        for (const [i, value] of (schema.anyOf ?? []).entries()) walk(value, `${at}|${i}`);
+        if (schema.items) walk(schema.items, `${at}[]`);
+      };
+      for (const name of ['execute_request', 'chat_request', 'session_create_request', 'execution_create_request'])
+        walk(config.schemas[name], name);
+      assert.deepEqual(unbounded, []);
+      assert.deepEqual(
+        config.schemas.action.properties.type.enum,
+        config.normalized_actions.map((a: any) => a.type),
       );
       const actions = Object.fromEntries(
         config.normalized_actions.map((a: { type: string; fallback: string | null }) => [a.type, a.fallback]),

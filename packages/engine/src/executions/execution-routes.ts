@@ -72,7 +72,8 @@ const ExecutionSchema = component(
 );
 const ExecutionRef = ref<Static<typeof ExecutionSchema>>('RtExecution');
 
-const CreateBody = Type.Object(
+/** The body of POST /api/v1/runtime/executions (also a bounded schema of the client contract). */
+export const ExecutionCreateBody = Type.Object(
   {
     flow_id: Uuid(),
     version: Type.Optional(
@@ -151,7 +152,7 @@ export function registerExecutionRoutes(app: App, rt: RuntimeContext): void {
         summary: 'Queue an asynchronous execution',
         description: `202 with the queued execution; a worker runs it. The flow's active version (or the published \`version\` given), the agent's settings and its active prompt version are pinned. Each step's result is stored before the next starts; a worker that dies mid-run loses its lease and another resumes from the last stored step, and tool writes carry an idempotency key derived from the execution and step, so no side effect repeats. 409 FLOW_NOT_ACTIVE / FLOW_NOT_PUBLISHED; 400 when \`input\` breaks the input contract. Send \`Idempotency-Key\` to make retries safe. ${STATES_DOC}`,
         headers: IdempotencyHeaders,
-        body: CreateBody,
+        body: ExecutionCreateBody,
         response: { 202: ExecutionRef, ...runtimeErrors },
       },
       config: runtimeConfig,
@@ -175,11 +176,11 @@ export function registerExecutionRoutes(app: App, rt: RuntimeContext): void {
         params: IdParams,
         body: Type.Object(
           {
-            version: CreateBody.properties.version,
-            agent_id: CreateBody.properties.agent_id,
-            input: CreateBody.properties.input,
-            compensate_on_failure: CreateBody.properties.compensate_on_failure,
-            max_retries: CreateBody.properties.max_retries,
+            version: ExecutionCreateBody.properties.version,
+            agent_id: ExecutionCreateBody.properties.agent_id,
+            input: ExecutionCreateBody.properties.input,
+            compensate_on_failure: ExecutionCreateBody.properties.compensate_on_failure,
+            max_retries: ExecutionCreateBody.properties.max_retries,
           },
           { examples: [{ input: { query: 'red mug' } }] },
         ),

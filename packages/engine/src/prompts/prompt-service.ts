@@ -55,7 +55,7 @@ export function toPromptView(row: PromptRow) {
   };
 }
 
-function checkTemplate(content: string, variables: string[]) {
+export function checkTemplate(content: string, variables: string[]) {
   if (new Set(variables).size !== variables.length) throw RuntimeErrors.invalid('variables must not repeat a name');
   const problems = templateProblems(content, variables);
   if (problems.length > 0) throw RuntimeErrors.invalid(problems.join('; '));

@@ -109,7 +109,7 @@ export function getTemplate(type: string) {
 }
 
 /** Validates a provider write (capability rules, template rules, SSRF-checked base URL) into row fields. */
-async function providerFields(rt: RuntimeContext, input: ProviderInput, keepSealedKey: string | null) {
+export async function providerFields(rt: RuntimeContext, input: ProviderInput, keepSealedKey: string | null) {
   const template = findTemplate(input.type);
   if (!template)
     throw RuntimeErrors.invalid(

@@ -2,6 +2,7 @@ import type { App } from '@keel/core';
 import { registerAgentRoutes } from '../agents/agent-routes.ts';
 import { registerAnonymousRoutes } from '../anonymous/anonymous-routes.ts';
 import { createCatalogActivityRecorder } from '../anonymous/catalog-events.ts';
+import { registerConfigurationRoutes } from '../configuration/configuration-routes.ts';
 import type { EngineContext } from '../context.ts';
 import { registerExecutionRoutes } from '../executions/execution-routes.ts';
 import { createFlowChatEngine } from '../flows/flow-chat-service.ts';
@@ -58,6 +59,7 @@ export const RUNTIME_TAGS = [
     description:
       'Policy versions, maker-checker allowlists, quotas, evaluation datasets and runs, deployment profiles, support access, lawful requests, audit',
   },
+  { name: 'configuration', description: 'Portable configuration: schema, secret-free export, dry-run and deploy' },
   { name: 'runtime', description: 'Execute, chat, status, capabilities, client contract' },
   { name: 'observability', description: 'Structured events, trace timelines, realm metrics and alert rules' },
 ];
@@ -110,5 +112,6 @@ export async function registerRuntime(
   const activity = createCatalogActivityRecorder(rt);
   engine.catalogActivity = activity;
   rest.addHook('onClose', () => activity.close());
+  registerConfigurationRoutes(rest, rt);
   return rt;
 }

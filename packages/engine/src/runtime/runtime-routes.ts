@@ -1,6 +1,8 @@
 import { type App, sendIdempotent } from '@keel/core';
 import { type Static, Type } from 'typebox';
+import { ExecutionCreateBody } from '../executions/execution-routes.ts';
 import { principalOf } from '../identity/runtime-auth.ts';
+import { SessionCreateBody } from '../sessions/session-routes.ts';
 import { ACTION_TYPES } from './actions.ts';
 import {
   component,
@@ -134,7 +136,20 @@ export const QueuedRunSchema = component(
   }),
 );
 
-const SDK_SCHEMAS = { execute_request: ExecuteBody, chat_request: ChatBody };
+/**
+ * The bounded schemas of the client contract: request bodies (every string, array and open object has a bound)
+ * and the answers of execute and chat (`RtAction#` in run_result is schemas.action, whose $id it is; queued_run
+ * answers a turn that queued a flow execution).
+ */
+const SDK_SCHEMAS = {
+  execute_request: ExecuteBody,
+  chat_request: ChatBody,
+  session_create_request: SessionCreateBody,
+  execution_create_request: ExecutionCreateBody,
+  action: ActionSchema,
+  run_result: RunResultSchema,
+  queued_run: QueuedRunSchema,
+};
 
 const FLOW_DOC = `Flows: \`flow_id\` runs that active flow (409 FLOW_NOT_ACTIVE otherwise) and bypasses classification; without it, a session continues its pinned flow (until \`POST /sessions/{id}/reset\` or the flow stops being active), else automatic intent routing over the realm's active flows (routing policy, profiles, canary) picks one, else the agent's \`default_flow_id\`, else the agent answers directly. \`routing.flow_routing\` shows the decision: \`candidates\` with \`score\`, \`eligible\` and \`reason\`, \`chosen\`, \`why\`, \`strategy\` and the canary bucket; a flow run adds \`flow_execution_id\` and \`flow_execution_state\` (an approval step answers APPROVAL_REQUIRED and continues as that durable execution). A flow answering RENDER_PRODUCTS without products follows its \`behavior.unavailable_result\`: \`offer_first\` (default) answers OFFER_PRODUCT_ALTERNATIVES and keeps the offer for the session's next turn, which — when it accepts ("yes", "show me alternatives") — runs the bounded broader query (at most 4 catalog searches, dropping one filter at a time, then trailing words) and answers RENDER_PRODUCT_ALTERNATIVES with \`requested_query\`, \`applied_query\`, \`relaxed_constraints\` and \`products\`; any other answer drops the offer; \`show_immediately\` answers RENDER_PRODUCT_ALTERNATIVES at once; \`disabled\` answers the flow's empty RENDER_PRODUCTS. After products were shown, a later turn of the session without \`flow_id\` that names one by recent ordinal ("the second one", "#2", "the last one"), full name or catalog id answers RENDER_PRODUCT_DETAILS; a detail request with a missing or ambiguous reference answers CLARIFY with the candidate names in \`data.options\`. CHECKOUT_HANDOFF and OPEN_WIDGET keep only opaque references (address, contact and payment fields are removed), and \`client_capabilities.actions\` downgrades apply to every answer.`;
 

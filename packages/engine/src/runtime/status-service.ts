@@ -1,4 +1,5 @@
 import { SETTING_BOUNDS } from '../agents/agent-settings.ts';
+import { CONFIG_FORMAT } from '../configuration/configuration-schemas.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { PROVIDER_TEMPLATES } from '../providers/provider-templates.ts';
 import { MAX_SESSION_MESSAGES } from '../sessions/session-service.ts';
@@ -120,8 +121,29 @@ export function sdkConfig(rt: RuntimeContext, schemas: Record<string, unknown>) 
       session_reset: e('POST', '/api/v1/runtime/sessions/{session_id}/reset'),
       resume_token_refresh: e('POST', '/api/v1/runtime/sessions/{session_id}/resume-token/refresh'),
       session_state: e('GET', '/api/v1/runtime/sessions/{session_id}/state'),
+      session_message_add: e('POST', '/api/v1/runtime/sessions/{session_id}/messages'),
+      session_state_set: e('PUT', '/api/v1/runtime/sessions/{session_id}/state'),
+      execution_create: e('POST', '/api/v1/runtime/executions'),
+      executions_list: e('GET', '/api/v1/runtime/executions'),
+      execution_get: e('GET', '/api/v1/runtime/executions/{execution_id}'),
+      execution_cancel: e('POST', '/api/v1/runtime/executions/{execution_id}/cancel'),
+      execution_retry: e('POST', '/api/v1/runtime/executions/{execution_id}/retry'),
+      execution_resume: e('POST', '/api/v1/runtime/executions/{execution_id}/resume'),
+      execution_events: e('GET', '/api/v1/runtime/executions/{execution_id}/events'),
+      execution_actions: e('GET', '/api/v1/runtime/executions/{execution_id}/actions'),
+      approval_approve: e('POST', '/api/v1/runtime/executions/{execution_id}/approvals/{approval_id}/approve'),
+      approval_deny: e('POST', '/api/v1/runtime/executions/{execution_id}/approvals/{approval_id}/deny'),
       capabilities: e('GET', '/api/v1/runtime/capabilities'),
       status: e('GET', '/api/v1/runtime/status'),
+      configuration_schema: e('GET', '/api/v1/runtime/configuration/schema'),
+      configuration_export: e('GET', '/api/v1/runtime/configuration/export'),
+      configuration_deploy: e('POST', '/api/v1/runtime/configuration/deploy'),
+    },
+    versioning: {
+      contract_versions: [CONTRACT_VERSION],
+      pin: 'send `version` on execute to pin the contract; omitted, the current one applies',
+      configuration_format: CONFIG_FORMAT,
+      configuration_schema: e('GET', '/api/v1/runtime/configuration/schema'),
     },
     transports: [
       { type: 'rest', content_type: 'application/json', base_path: '/api/v1', streaming: false },
@@ -129,6 +151,13 @@ export function sdkConfig(rt: RuntimeContext, schemas: Record<string, unknown>) 
         type: 'mcp',
         description: 'JSON-RPC tool endpoint on the engine MCP listener (POST / or /mcp)',
         protocol_versions: ['2024-11-05', '2025-03-26', '2025-06-18'],
+      },
+      {
+        type: 'sse',
+        description:
+          'Execution events as Server-Sent Events: GET execution_events with Accept: text/event-stream; resume with Last-Event-ID (a stream ends after 10 minutes; a keepalive comment every 15 s)',
+        endpoint: e('GET', '/api/v1/runtime/executions/{execution_id}/events'),
+        resume_header: 'Last-Event-ID',
       },
     ],
     normalized_actions: ACTION_TYPES.map((type) => ({

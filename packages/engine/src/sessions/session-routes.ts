@@ -106,6 +106,19 @@ const StateValues = JsonRecord({ minProperties: 1, maxProperties: 50 });
 
 const token = (request: FastifyRequest) => (request.headers as { 'x-resume-token'?: string })['x-resume-token'];
 
+/** The body of POST /api/v1/runtime/sessions (also a bounded schema of the client contract). */
+export const SessionCreateBody = Type.Object({
+  agent_id: Uuid(),
+  flow_id: Type.Optional(Uuid()),
+  subject_type: Type.Optional(OneOf(['anonymous', 'external', 'user'], { default: 'anonymous' })),
+  subject_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9._:@-]+$' })),
+  channel: Type.Optional(Channel),
+  ttl_seconds: Type.Optional(Ttl),
+  metadata: Type.Optional(Metadata),
+  transcript_retention: Type.Optional(Type.Boolean({ default: false })),
+  label: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+});
+
 export function registerSessionRoutes(app: App, rt: RuntimeContext): void {
   const tags = ['sessions'];
   const base = { tags, security: runtimeSecurity };
@@ -142,17 +155,7 @@ export function registerSessionRoutes(app: App, rt: RuntimeContext): void {
         summary: 'Create a session',
         description:
           'subject_type anonymous (default; subject_id generated), external (subject_id = your customer id) or user (subject_id = a user identity of the realm). The resume token is shown once and stored as SHA-256; a retried create makes a new session. ttl_seconds default ENGINE_SESSION_TTL_SECONDS (86400), sliding with each turn. transcript_retention false (default): messages are deleted when the session completes or is cancelled.',
-        body: Type.Object({
-          agent_id: Uuid(),
-          flow_id: Type.Optional(Uuid()),
-          subject_type: Type.Optional(OneOf(['anonymous', 'external', 'user'], { default: 'anonymous' })),
-          subject_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9._:@-]+$' })),
-          channel: Type.Optional(Channel),
-          ttl_seconds: Type.Optional(Ttl),
-          metadata: Type.Optional(Metadata),
-          transcript_retention: Type.Optional(Type.Boolean({ default: false })),
-          label: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-        }),
+        body: SessionCreateBody,
         response: {
           201: Type.Object({
             session_id: Type.String(),

@@ -78,37 +78,43 @@ const ServerBody = Type.Object(
   },
 );
 
+/** The secret-free authentication profile of a tool server (also a field of the portable configuration). */
+export const AuthProfileBody = Type.Object({
+  type: OneOf(AUTH_TYPES),
+  header_name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })),
+  token_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  scope: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+  credential_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Z0-9_]+$' })),
+});
+
+export const EgressBody = Type.Object({
+  allowed_hosts: Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: '^(\\*\\.)?[A-Za-z0-9.-]+$' }), {
+    maxItems: 20,
+  }),
+});
+
+/** Bounds of the other profile fields (shared with the portable configuration). */
+export const ProfileFields = {
+  region: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]),
+  data_handling: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 10 }),
+  estimated_cost: Type.Union([
+    Type.Integer({ minimum: 0, description: 'Per call, in picos (10^-12 of the currency)' }),
+    Type.Null(),
+  ]),
+};
+
 const ProfileBody = Type.Object(
   {
     transport: Type.Optional(OneOf(['streamable_http', 'sse', 'stdio'] as const)),
-    auth: Type.Optional(
-      Type.Object({
-        type: OneOf(AUTH_TYPES),
-        header_name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })),
-        token_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-        client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-        scope: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
-        credential_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Z0-9_]+$' })),
-      }),
-    ),
+    auth: Type.Optional(AuthProfileBody),
     credential_ref: Type.Optional(
       Type.Union([Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Z0-9_]+$' }), Type.Null()]),
     ),
-    egress: Type.Optional(
-      Type.Object({
-        allowed_hosts: Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: '^(\\*\\.)?[A-Za-z0-9.-]+$' }), {
-          maxItems: 20,
-        }),
-      }),
-    ),
-    region: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
-    data_handling: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 10 })),
-    estimated_cost: Type.Optional(
-      Type.Union([
-        Type.Integer({ minimum: 0, description: 'Per call, in picos (10^-12 of the currency)' }),
-        Type.Null(),
-      ]),
-    ),
+    egress: Type.Optional(EgressBody),
+    region: Type.Optional(ProfileFields.region),
+    data_handling: Type.Optional(ProfileFields.data_handling),
+    estimated_cost: Type.Optional(ProfileFields.estimated_cost),
   },
   {
     examples: [

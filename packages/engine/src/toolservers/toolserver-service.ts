@@ -122,7 +122,7 @@ export function toServerView(row: ServerRow) {
   };
 }
 
-function profileView(row: ServerRow) {
+export function profileView(row: ServerRow) {
   const auth = json<AuthProfile>(row.auth_profile, { type: 'none' });
   return {
     transport: row.type === 'sse' ? 'sse' : 'streamable_http',
@@ -238,7 +238,7 @@ export interface ProfileInput {
 const STDIO_MESSAGE =
   'stdio servers are not reached directly: run the server behind a managed sidecar that serves it over streamable HTTP (for example `npx -y supergateway --stdio "<command>" --outputTransport streamableHttp --port 8931`) and register the sidecar URL with type http';
 
-function serverType(type: string | undefined): 'http' | 'sse' {
+export function serverType(type: string | undefined): 'http' | 'sse' {
   const value = (type ?? 'http').toLowerCase();
   if (value === 'http' || value === 'streamable_http' || value === 'streamable-http') return 'http';
   if (value === 'sse') return 'sse';
@@ -246,7 +246,11 @@ function serverType(type: string | undefined): 'http' | 'sse' {
   throw RuntimeErrors.invalid('type must be http (streamable HTTP) or sse');
 }
 
-async function checkServerUrl(tools: ToolRuntime, url: string, allowedHosts: readonly string[]): Promise<string> {
+export async function checkServerUrl(
+  tools: ToolRuntime,
+  url: string,
+  allowedHosts: readonly string[],
+): Promise<string> {
   const policy = { allowPrivate: tools.rt.allowPrivateUrls };
   const parsed = checkOutboundUrl(url, policy);
   await checkOutboundUrlResolves(url, policy);
@@ -345,6 +349,18 @@ async function liveCheck(tools: ToolRuntime, endpoint: ServerEndpoint) {
 
 // Registry ---------------------------------------------------------------------------------------------------------
 
+/** The health and discovery fields of a newly stored server: never probed, never discovered. */
+export const UNPROBED_SERVER = Object.freeze({
+  negotiated: null,
+  last_probe_at: null,
+  last_probe_ok: null,
+  last_probe_latency_ms: null,
+  last_error_code: null,
+  auth_failures: 0,
+  last_auth_failure_at: null,
+  discovered_at: null,
+});
+
 export async function registerServer(tools: ToolRuntime, principal: RuntimePrincipal, input: ServerInput) {
   const realmId = requirePermission(principal, 'config:write');
   checkRealmField(principal, input.realm_id);
@@ -369,14 +385,7 @@ export async function registerServer(tools: ToolRuntime, principal: RuntimePrinc
       data_handling: JSON.stringify([]),
       estimated_cost: null,
       active_credential_version: hasKey ? 1 : null,
-      negotiated: null,
-      last_probe_at: null,
-      last_probe_ok: null,
-      last_probe_latency_ms: null,
-      last_error_code: null,
-      auth_failures: 0,
-      last_auth_failure_at: null,
-      discovered_at: null,
+      ...UNPROBED_SERVER,
       created_at: now,
       updated_at: now,
     });
@@ -667,20 +676,22 @@ export async function probeDueServers(tools: ToolRuntime, intervalMs: number): P
   return probed;
 }
 
-/** Replaces the profile: transport, authentication profile (secret-free), credential reference, egress, routing attributes. */
-export async function updateProfile(tools: ToolRuntime, principal: RuntimePrincipal, id: string, input: ProfileInput) {
-  const realmId = requirePermission(principal, 'config:write');
-  const row = await requireServer(tools, realmId, id);
-  const transport = input.transport ?? (row.type === 'sse' ? 'sse' : 'streamable_http');
-  if (transport === 'stdio') throw RuntimeErrors.invalid(STDIO_MESSAGE);
-  const authInput = input.auth ?? json<AuthProfile>(row.auth_profile, { type: 'none' });
+/**
+ * The stored form of an authentication profile and egress allowlist of a server at `url`: only the fields of its
+ * type, an SSRF-checked token URL inside the allowlist, lower-case hosts that include the server's own.
+ */
+export async function checkedProfile(
+  tools: ToolRuntime,
+  url: string,
+  authInput: Partial<AuthProfile> & { type: string },
+  credentialRef: string | null | undefined,
+  hosts: readonly string[],
+): Promise<{ auth: AuthProfile; allowedHosts: string[] }> {
   if (!AUTH_TYPES.includes(authInput.type as AuthType))
     throw RuntimeErrors.invalid(`auth.type must be one of ${AUTH_TYPES.join(', ')}`);
   const auth: AuthProfile = { type: authInput.type as AuthType };
   if (authInput.header_name) auth.header_name = authInput.header_name;
-  const allowedHosts =
-    input.egress?.allowed_hosts ??
-    json<{ allowed_hosts: string[] }>(row.egress_policy, { allowed_hosts: [] }).allowed_hosts;
+  const allowedHosts = hosts.map((h) => h.toLowerCase());
   if (auth.type === 'oauth_client_credentials') {
     if (!authInput.token_url || !authInput.client_id)
       throw RuntimeErrors.invalid('auth.token_url and auth.client_id are required for oauth_client_credentials');
@@ -688,18 +699,35 @@ export async function updateProfile(tools: ToolRuntime, principal: RuntimePrinci
     auth.client_id = authInput.client_id;
     if (authInput.scope) auth.scope = authInput.scope;
   }
-  const ref = input.credential_ref ?? authInput.credential_ref;
+  const ref = credentialRef ?? authInput.credential_ref;
   if (auth.type === 'credential_ref') {
     if (!ref) throw RuntimeErrors.invalid('credential_ref is required for the credential_ref authentication type');
     auth.credential_ref = ref;
   }
-  if (allowedHosts.length > 0 && !hostMatches(new URL(row.url).hostname, allowedHosts))
+  if (allowedHosts.length > 0 && !hostMatches(new URL(url).hostname, allowedHosts))
     throw RuntimeErrors.invalid("egress.allowed_hosts must include the server URL's host");
+  return { auth, allowedHosts };
+}
+
+/** Replaces the profile: transport, authentication profile (secret-free), credential reference, egress, routing attributes. */
+export async function updateProfile(tools: ToolRuntime, principal: RuntimePrincipal, id: string, input: ProfileInput) {
+  const realmId = requirePermission(principal, 'config:write');
+  const row = await requireServer(tools, realmId, id);
+  const transport = input.transport ?? (row.type === 'sse' ? 'sse' : 'streamable_http');
+  if (transport === 'stdio') throw RuntimeErrors.invalid(STDIO_MESSAGE);
+  const { auth, allowedHosts } = await checkedProfile(
+    tools,
+    row.url,
+    input.auth ?? json<AuthProfile>(row.auth_profile, { type: 'none' }),
+    input.credential_ref,
+    input.egress?.allowed_hosts ??
+      json<{ allowed_hosts: string[] }>(row.egress_policy, { allowed_hosts: [] }).allowed_hosts,
+  );
   await inTransaction(tools.rt.engine, (trx) =>
     updateServer(trx, row.id, {
       type: transport === 'sse' ? 'sse' : 'http',
       auth_profile: JSON.stringify(auth),
-      egress_policy: JSON.stringify({ allowed_hosts: allowedHosts.map((h) => h.toLowerCase()) }),
+      egress_policy: JSON.stringify({ allowed_hosts: allowedHosts }),
       region: input.region === undefined ? row.region : input.region,
       data_handling: JSON.stringify(input.data_handling ?? json<string[]>(row.data_handling, [])),
       estimated_cost: input.estimated_cost === undefined ? row.estimated_cost : input.estimated_cost,
