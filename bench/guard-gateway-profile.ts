@@ -25,6 +25,7 @@ const passes = Number(values.passes);
 
 /** Guard's parts, matched against the script URL of each frame from the sampled function outwards. */
 const PARTS: [RegExp, string][] = [
+  [/\/core\/src\/telemetry\/|@opentelemetry/, 'telemetry: spans, context and metrics'],
   [/\/detect\/(decide|overlaps)\.ts/, 'engine: decision and redaction'],
   [/\/detect\//, 'engine: scan'],
   [/\/guard\/src\/ai\/|\/core\/src\/(cache|auth)\/|lru-cache/, 'AI-verdict keys and cache look-ups'],
