@@ -820,6 +820,7 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   'DELETE /api/v1/runtime/agents/{agentId}/mcp-servers/{serverId}': {
     params: { agentId: E.agent, serverId: E.toolServer },
   },
+  'POST /api/v1/runtime/agents/{agentId}/flows/{flowId}/select': { params: { agentId: E.agent, flowId: E.flow } },
   'POST /api/v1/runtime/ai/chat': {
     body: {
       agent_id: E.agent,

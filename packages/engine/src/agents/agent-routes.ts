@@ -15,7 +15,7 @@ import {
   Uuid,
 } from '../runtime/http-schemas.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
-import { getAgentConfig, putAgentConfig, setServerAttachment } from './agent-service.ts';
+import { getAgentConfig, putAgentConfig, selectAgentFlow, setServerAttachment } from './agent-service.ts';
 import { SettingsSchema } from './agent-settings.ts';
 
 const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 20 });
@@ -127,6 +127,22 @@ export function registerAgentRoutes(app: App, rt: RuntimeContext): void {
         request.body.server_id,
         true,
       )) as never,
+  );
+  app.post(
+    '/api/v1/runtime/agents/:agentId/flows/:flowId/select',
+    {
+      schema: {
+        ...base,
+        summary: 'Select the active flow',
+        description:
+          "Makes an active flow of the realm the agent's flow (`default_flow_id`): a turn of the agent runs it when it names no `flow_id`, its session has no pinned flow and intent routing picks none. 404 for an unknown or foreign agent or flow; 409 FLOW_NOT_ACTIVE for a draft, deactivated or archived flow. Needs developer or above. Selecting the same flow again changes nothing. Answers the configuration.",
+        params: Type.Object({ agentId: Uuid(), flowId: Uuid() }),
+        response: { 200: ConfigRef, ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request) =>
+      (await selectAgentFlow(rt, principalOf(request), request.params.agentId, request.params.flowId)) as never,
   );
   app.delete(
     '/api/v1/runtime/agents/:agentId/mcp-servers/:serverId',

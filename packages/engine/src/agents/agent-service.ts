@@ -1,4 +1,6 @@
 import { fromJsonColumn, toBoolean, toIsoString } from '@keel/core';
+import { FlowErrors } from '../flows/flow-errors.ts';
+import { findFlow } from '../flows/flow-store.ts';
 import { checkRealmField, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { promptExists } from '../prompts/prompt-service.ts';
 import { providerExists } from '../providers/provider-service.ts';
@@ -14,7 +16,7 @@ import {
   findAgentWithConfig,
   listAgentProfileRows,
   lockAgentIdentity,
-  setAttachedServers,
+  setAgentConfigColumns,
   upsertAgentConfig,
 } from './agent-store.ts';
 
@@ -203,7 +205,35 @@ export async function setServerAttachment(
     if (attach && current.length >= MAX_ATTACHED_SERVERS)
       throw RuntimeErrors.limit(`An agent attaches at most ${MAX_ATTACHED_SERVERS} tool servers`);
     const servers = JSON.stringify(attach ? [...current, id] : current.filter((s) => s !== id));
-    await setAttachedServers(trx, { agentId: agent.id, realmId, servers, now: nowIso(rt) });
+    await setAgentConfigColumns(trx, { agentId: agent.id, realmId, now: nowIso(rt) }, { allowed_mcp_servers: servers });
+    return agent.id;
+  });
+  await rt.realms.invalidate(realmId);
+  return getAgentConfig(rt, principal, agentKey);
+}
+
+/**
+ * Selects the agent's active flow: it becomes the agent's `default_flow_id`, which a turn runs when it names no flow,
+ * its session has none pinned and intent routing picks none. The flow must be an active flow of the realm (404 like
+ * an unknown one otherwise; 409 FLOW_NOT_ACTIVE for a draft, deactivated or archived flow). An agent never configured
+ * gets a configuration with defaults. Answers the configuration.
+ */
+export async function selectAgentFlow(
+  rt: RuntimeContext,
+  principal: RuntimePrincipal,
+  agentId: string,
+  flowId: string,
+) {
+  const realmId = requirePermission(principal, 'config:write');
+  const id = flowId.toLowerCase();
+  const flow = await findFlow(rt.db, realmId, id);
+  if (!flow) throw RuntimeErrors.notFound('Flow', id);
+  if (!toBoolean(flow.is_active)) throw FlowErrors.notActive(id);
+  const agentKey = await inTransaction(rt.engine, async (trx) => {
+    await lockAgentIdentity(trx, agentId);
+    const agent = await findAgentWithConfig(trx, realmId, agentId);
+    if (!agent) throw RuntimeErrors.notFound('Agent', agentId);
+    await setAgentConfigColumns(trx, { agentId: agent.id, realmId, now: nowIso(rt) }, { default_flow_id: id });
     return agent.id;
   });
   await rt.realms.invalidate(realmId);

@@ -82,12 +82,16 @@ export async function lockAgentIdentity(trx: Executor<EngineDb>, agentId: string
   await trx.selectFrom('identity').select('id').where('id', '=', agentId.toLowerCase()).forUpdate().execute();
 }
 
-/** Sets the agent's attached tool servers, creating an otherwise empty configuration when it has none. */
-export async function setAttachedServers(
+/**
+ * Sets one column of the agent's configuration (its attached tool servers, or its default flow), creating an
+ * otherwise empty configuration when it has none.
+ */
+export async function setAgentConfigColumns(
   db: Executor<EngineDb>,
-  change: { agentId: string; realmId: string; servers: string; now: string },
+  target: { agentId: string; realmId: string; now: string },
+  columns: { allowed_mcp_servers: string } | { default_flow_id: string },
 ): Promise<void> {
-  const { agentId, realmId, servers, now } = change;
+  const { agentId, realmId, now } = target;
   await db
     .insertInto('agent_config')
     .values({
@@ -96,14 +100,15 @@ export async function setAttachedServers(
       system_prompt_id: null,
       ai_provider_id: null,
       default_flow_id: null,
-      allowed_mcp_servers: servers,
+      allowed_mcp_servers: '[]',
       metadata: null,
       settings: '{}',
       profile: null,
       is_default: false,
       created_at: now,
       updated_at: now,
+      ...columns,
     })
-    .onConflict((oc) => oc.column('agent_id').doUpdateSet({ allowed_mcp_servers: servers, updated_at: now }))
+    .onConflict((oc) => oc.column('agent_id').doUpdateSet({ ...columns, updated_at: now }))
     .execute();
 }
