@@ -2,7 +2,7 @@
 //   npm run bench -- flow-durable        (or: npx node bench/flow-durable.ts --executions 1000 --rounds 3)
 //   PostgreSQL parts (async queue with two worker processes, resume after a kill) need BENCH_DATABASE_URL or
 //   TEST_DATABASE_URL (postgres://…); each run works in its own schema, dropped afterwards.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,11 +14,9 @@ import type { EngineDb } from '../packages/engine/src/db/schema.ts';
 import { createExecution, executeFlow } from '../packages/engine/src/executions/execution-service.ts';
 import { bootstrapRealm } from '../packages/engine/src/identity/identity-service.ts';
 import type { RuntimePrincipal } from '../packages/engine/src/identity/roles.ts';
-import { publishedFlow, startToolDouble } from '../packages/engine/test/execution-helper.ts';
+import { publishedFlow, startFlowWorker, startToolDouble } from '../packages/engine/test/execution-helper.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 import { loadPeer, mastraTenSteps, measureSequential, peerVersion, STEPS } from './lib/ten-steps.ts';
-
-const WORKER = path.join(import.meta.dirname, '..', 'packages', 'engine', 'test', 'fixtures', 'flow-worker-process.ts');
 
 function parseArgs(argv: string[]) {
   const value = (name: string, fallback: number) => {
@@ -156,25 +154,6 @@ async function sqliteSync(args: ReturnType<typeof parseArgs>) {
   };
 }
 
-function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [WORKER], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (chunk) => {
-      err += chunk;
-    });
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      if (out.includes('ready\n')) resolve(child);
-    });
-    child.on('exit', (code) => reject(new Error(`worker exited ${code}: ${err.slice(-2000)}`)));
-  });
-}
-
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number) {
   const started = Date.now();
   while (!(await check())) {
@@ -199,7 +178,7 @@ async function postgresParts(url: string, args: ReturnType<typeof parseArgs>) {
       WORKER_CONCURRENCY: '16',
       WORKER_TOOL_URL: double.url,
     };
-    for (const id of ['one', 'two']) children.push(await startWorker({ ...env, WORKER_ID: id }));
+    for (const id of ['one', 'two']) children.push(await startFlowWorker({ ...env, WORKER_ID: id }));
     // Queue: N executions as fast as 16 concurrent producers can, then wait for all to succeed.
     const queued: string[] = [];
     const t0 = Date.now();
@@ -291,7 +270,7 @@ async function postgresParts(url: string, args: ReturnType<typeof parseArgs>) {
         60_000,
       );
       resumes.push(Date.now() - killedAt);
-      children[index] = await startWorker({ ...env, WORKER_ID: index === 0 ? 'one' : 'two' });
+      children[index] = await startFlowWorker({ ...env, WORKER_ID: index === 0 ? 'one' : 'two' });
     }
     console.log(`resume after SIGKILL: ${resumes.join(', ')} ms (lease 1000 ms)`);
     await engine.apps.close();

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { createMemoryCache, openDatabase } from '@keel/core';
 import { waitUntil } from '@keel/core/testing';
 import pg from 'pg';
@@ -13,10 +12,8 @@ import { buildEngineApps, prepareEngineDatabase } from '../src/app.ts';
 import { readEngineConfig } from '../src/config.ts';
 import type { EngineDb } from '../src/db/schema.ts';
 import { bootstrapRealm } from '../src/identity/identity-service.ts';
-import { publishedFlow, startToolDouble } from './execution-helper.ts';
+import { publishedFlow, startFlowWorker, startToolDouble } from './execution-helper.ts';
 import { testDatabaseTargets } from './runtime-helper.ts';
-
-const CHILD = fileURLToPath(new URL('./fixtures/flow-worker-process.ts', import.meta.url));
 
 /** A database both this process and the worker processes open: a SQLite file, or a PostgreSQL schema. */
 async function sharedDatabase(dialect: string, url: string) {
@@ -49,25 +46,6 @@ async function sharedDatabase(dialect: string, url: string) {
       }
     },
   };
-}
-
-function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CHILD], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (chunk) => {
-      err += chunk;
-    });
-    child.stdout!.on('data', (chunk) => {
-      out += chunk;
-      if (out.includes('ready\n')) resolve(child);
-    });
-    child.on('exit', (code) => reject(new Error(`worker exited ${code}: ${err.slice(-2000)}`)));
-  });
 }
 
 for (const target of testDatabaseTargets()) {
@@ -112,7 +90,7 @@ for (const target of testDatabaseTargets()) {
       const flow = await publishedFlow({ call }, token, 'Crash flow', nodes);
 
       const env = { ...shared.env, WORKER_TOOL_URL: double.url, WORKER_LEASE_MS: '800' };
-      let first: ChildProcess | undefined = await startWorker({ ...env, WORKER_ID: 'first' });
+      let first: ChildProcess | undefined = await startFlowWorker({ ...env, WORKER_ID: 'first' });
       t.after(() => first?.kill('SIGKILL'));
       const killed = new Promise<void>((resolve) => {
         double.onHit((hit) => {
@@ -138,7 +116,7 @@ for (const target of testDatabaseTargets()) {
       );
 
       const restartedAt = Date.now();
-      const second = await startWorker({ ...env, WORKER_ID: 'second' });
+      const second = await startFlowWorker({ ...env, WORKER_ID: 'second' });
       t.after(() => second.kill('SIGKILL'));
       let done: any;
       await waitUntil(async () => {

@@ -1,5 +1,7 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { FlowToolInvoker } from '../src/executions/execution-port.ts';
 import { FlowPortError } from '../src/flows/index.ts';
 
@@ -173,4 +175,27 @@ export async function publishedFlow(
   const activated = await engine.call('POST', `/api/v1/runtime/flows/${id}/activate`, { token, body: {} });
   if (activated.status !== 200) throw new Error(`activate: ${JSON.stringify(activated.body)}`);
   return activated.body as { id: string; active_version: number };
+}
+
+/** The flow worker process of the crash test and the durable bench (`fixtures/flow-worker-process.ts`). */
+const FLOW_WORKER = fileURLToPath(new URL('./fixtures/flow-worker-process.ts', import.meta.url));
+
+/** Starts a flow worker process with `env` on top of this one's; resolves once it prints `ready`. */
+export function startFlowWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [FLOW_WORKER], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (chunk) => {
+      err += chunk;
+    });
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('ready\n')) resolve(child);
+    });
+    child.on('exit', (code) => reject(new Error(`worker exited ${code}: ${err.slice(-2000)}`)));
+  });
 }
