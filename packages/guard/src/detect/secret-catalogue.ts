@@ -454,18 +454,46 @@ export function isDotPrefixWord(t: string, i: number, len: number): boolean {
   return len === 3 && t.charCodeAt(i) === 104 && t.charCodeAt(i + 1) === 118 && t.charCodeAt(i + 3) === 46;
 }
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** BASE62_DIGIT[c] is the base62 value of ASCII character c (0-9, A-Z, a-z), or -1. */
+const BASE62_DIGIT = new Int8Array(128).fill(-1);
+for (const [d, ch] of [...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'].entries())
+  BASE62_DIGIT[ch.charCodeAt(0)] = d;
+
+/** The CRC-32 (IEEE, as zlib's crc32) byte table. */
+const CRC32_TABLE = (() => {
+  const table = new Int32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c;
+  }
+  return table;
+})();
+
+/** CRC-32 of the ASCII characters [0, end) of s (each one byte, as in its UTF-8), unsigned; -1 for non-ASCII. */
+function crc32Ascii(s: string, end: number): number {
+  let c = -1;
+  for (let k = 0; k < end; k++) {
+    const ch = s.charCodeAt(k);
+    if (ch >= 128) return -1;
+    c = CRC32_TABLE[(c ^ ch) & 0xff] ^ (c >>> 8);
+  }
+  return (c ^ -1) >>> 0;
+}
 
 /** GitHub/npm layout: the 6 base62 characters at the end are the CRC32 of the 30 before them. */
 export function crc32Base62Valid(body: string): boolean {
   if (body.length !== 36) return false;
   let sum = 0;
   for (let k = 30; k < 36; k++) {
-    const d = BASE62.indexOf(body[k]!);
+    const ch = body.charCodeAt(k);
+    const d = ch < 128 ? BASE62_DIGIT[ch] : -1;
     if (d < 0) return false;
     sum = sum * 62 + d;
   }
-  return crc32(body.slice(0, 30)) === sum;
+  // The table walk covers the bodies the rows allow (ASCII); anything else goes through zlib's UTF-8 encoding.
+  const ascii = crc32Ascii(body, 30);
+  return (ascii >= 0 ? ascii : crc32(body.slice(0, 30))) === sum;
 }
 
 /** True when base64 text decodes to header.payload[.signature] with a JSON-object header (a JWT). */
