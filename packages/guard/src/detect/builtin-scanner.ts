@@ -188,14 +188,20 @@ const COMMAND_WORDS = ['net', 'echo'];
 const LOGIN_WORD_SET = new Set(LOGIN_WORDS);
 const SECRET_WORD_SET = new Set(SECRET_MENTION_WORDS);
 const WORD_ROLES = new Map<number, number>();
+/** ROLE_FILTER[h & 0xffff] is 1 when some word with a role has a hash with those low bits: most words stop there. */
+const ROLE_FILTER = new Uint8Array(65536);
+function addRoleHash(h: number, role: number): void {
+  WORD_ROLES.set(h, (WORD_ROLES.get(h) ?? 0) | role);
+  ROLE_FILTER[h & 0xffff] = 1;
+}
 function addRole(words: Iterable<string>, role: number): void {
-  for (const w of words) WORD_ROLES.set(hashWord(w), (WORD_ROLES.get(hashWord(w)) ?? 0) | role);
+  for (const w of words) addRoleHash(hashWord(w), role);
 }
 addRole(PASSWORD_MENTION_WORDS, MENTION);
 addRole(LOGIN_WORDS, LOGIN);
 addRole(SECRET_MENTION_WORDS, SECRET_WORD);
 addRole(COMMAND_WORDS, COMMAND);
-for (const h of injectionTriggerHashes()) WORD_ROLES.set(h, (WORD_ROLES.get(h) ?? 0) | INJECTION);
+for (const h of injectionTriggerHashes()) addRoleHash(h, INJECTION);
 const MAX_TRIGGER_LENGTH = 31;
 /**
  * TRIGGER_SHAPES[shapeOf(first, last, length)] is 1 when some trigger word has that first and last (folded)
@@ -375,6 +381,7 @@ function onKeyword(st: ScanState, i: number, j: number): number {
   if (len > MAX_TRIGGER_LENGTH || TRIGGER_SHAPES[shapeOf(c0, t.charCodeAt(j - 1), len)] === 0) return -1;
   let h = 0;
   for (let k = i; k < j; k++) h = hashStep(h, t.charCodeAt(k));
+  if (ROLE_FILTER[h & 0xffff] === 0) return -1;
   const role = WORD_ROLES.get(h);
   if (role === undefined) return -1;
   if (role & MENTION && sel.password && !assignmentSeen && MENTION_WORDS.has(t.slice(i, j).toLowerCase())) {
@@ -477,6 +484,8 @@ function walk(st: ScanState, deadline?: number): void {
   const n = st.n;
   const sel = st.sel;
   let checkAt = DEADLINE_STRIDE;
+  // The character-kind table in a local: the hot loop reads it without going through the module's import cell.
+  const kindOf = WORD_KIND;
   let i = 0;
   while (i < n) {
     if (i >= checkAt) {
@@ -484,14 +493,14 @@ function walk(st: ScanState, deadline?: number): void {
       checkAt = i + DEADLINE_STRIDE;
     }
     const c = t.charCodeAt(i);
-    let kinds = WORD_KIND[c];
+    let kinds = kindOf[c];
     if (kinds !== 0) {
       // The run of the first character's kind, then (rarely) the rest of a word that mixes both kinds.
       let j = i + 1;
-      while (j < n && WORD_KIND[t.charCodeAt(j)] === kinds) j++;
-      if (j < n && WORD_KIND[t.charCodeAt(j)] !== 0) {
+      while (j < n && kindOf[t.charCodeAt(j)] === kinds) j++;
+      if (j < n && kindOf[t.charCodeAt(j)] !== 0) {
         kinds = 3;
-        while (j < n && WORD_KIND[t.charCodeAt(j)] !== 0) j++;
+        while (j < n && kindOf[t.charCodeAt(j)] !== 0) j++;
       }
       // A host name (microsoft.com, www.example.org/path): reported, and the walk goes on inside it.
       if (sel.url && t.charCodeAt(j) === 46 && j + 1 < n && isAlnum(t.charCodeAt(j + 1))) scanBareHost(st, i);
