@@ -87,3 +87,12 @@ test('the GitHub/npm CRC32 check (a table walk over the ASCII body) agrees with 
   assert.equal(crc32Base62Valid('abc'), false);
   assert.equal(crc32Base62Valid(`${'a'.repeat(30)}00000!`), false);
 });
+
+test('redaction markers make a placeholder in any case, with or without other text around them', () => {
+  for (const v of ['[REDACTED]', 'token-[redacted]', 'Redacted]', '***REDACTED***', 'abc***redacted']) {
+    assert.ok(isPlaceholderValue(v), v);
+  }
+  // A bracket or a star in a random value does not make it one.
+  assert.equal(isPlaceholderValue('q7Xk[P2vR9mLw4ZtB8nYc'), false);
+  assert.equal(isPlaceholderValue('q7Xk*P2vR9mLw4Zt]B8nYc'), false);
+});
