@@ -27,7 +27,7 @@ import {
 } from './password-detectors.ts';
 import { scanPeople } from './person-detector.ts';
 import { type BuiltinSelection, ScanState } from './scan-state.ts';
-import { CATALOGUE_START, isDotPrefixWord } from './secret-catalogue.ts';
+import { CATALOGUE_START, isDotPrefixWord, scanAzureClientSecret } from './secret-catalogue.ts';
 import { scanPrivateKey, scanSecretAt } from './secret-detectors.ts';
 import { isHexCode } from './text-features.ts';
 import type { Candidate } from './types.ts';
@@ -545,6 +545,10 @@ function walk(st: ScanState, deadline?: number): void {
         break;
       case 37: // %
         if (i >= st.decodedUntil && isEscapeAt(t, i)) scanEncodedToken(st, i, walk);
+        break;
+      case 126: // ~ (an Azure client secret's `<digit>Q~` marker)
+        if (sel.password && t.charCodeAt(i - 1) === 81 && isDigit(t.charCodeAt(i - 2)))
+          r = scanAzureClientSecret(st, i);
         break;
     }
     i = r > i ? r : i + 1;

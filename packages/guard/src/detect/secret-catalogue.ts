@@ -119,6 +119,14 @@ export const SECRET_FORMATS: readonly SecretFormat[] = Object.freeze([
     prefixes: ['sgp_'],
     body: /(?:(?:[A-Fa-f0-9]{16}|local)_)?[A-Fa-f0-9]{40}(?![A-Za-z0-9_])/,
   },
+  // Webhook signing secrets (Stripe, Svix and the Standard Webhooks specification): whsec_ and the base64 of 24 to
+  // 64 random bytes (Stripe's are 32 alphanumerics).
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Stripe / Standard Webhooks',
+    prefixes: ['whsec_'],
+    body: /[A-Za-z0-9+/]{32,88}={0,2}(?![A-Za-z0-9+/=_-])/,
+  },
   // Facebook / Meta user and page access tokens.
   {
     type: 'GENERIC_PASSWORD',
@@ -606,6 +614,39 @@ export function cataloguePrefixAt(t: string, i: number): boolean {
     if (f.body.test(t)) return true;
   }
   return false;
+}
+
+/**
+ * Microsoft Entra ID (Azure AD) client secrets carry their marker inside the token: three characters, a digit, `Q~`,
+ * then 31 to 34 more, 40 in all, from [A-Za-z0-9_~.-]. The scanner calls this at a `~` that follows a digit and `Q`;
+ * the token must stand on its own (between blanks, quotes, `=`, `:`, `,`, brackets or backslashes).
+ */
+const AZURE_CLIENT_SECRET = /[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}/y;
+
+/** Characters that may stand right before or after an Azure client secret (gitleaks' boundaries, and `;`). */
+function azureBoundary(c: number, before: boolean): boolean {
+  if (c <= 32 || c === 34 || c === 39 || c === 96 || c === 92 || c === 44 || c === 41 || c === 59) return true;
+  return before ? c === 62 || c === 61 || c === 58 || c === 40 : c === 60;
+}
+
+/** An Azure client secret whose `Q~` marker ends at the `~` at `tilde`: emits it and returns its end, or -1. */
+export function scanAzureClientSecret(st: ScanState, tilde: number): number {
+  const t = st.text;
+  const start = tilde - 5;
+  if (start < 0 || !st.sel.enabled.has('GENERIC_PASSWORD')) return -1;
+  if (start > 0 && !azureBoundary(t.charCodeAt(start - 1), true)) return -1;
+  AZURE_CLIENT_SECRET.lastIndex = start;
+  if (!AZURE_CLIENT_SECRET.test(t)) return -1;
+  const end = AZURE_CLIENT_SECRET.lastIndex;
+  if (end < st.n && !azureBoundary(t.charCodeAt(end), false)) return -1;
+  const secret = t.slice(start, end);
+  const h = shannonEntropy(secret);
+  const placeholder = standIn(secret.slice(6), h);
+  // A candidate before this one may end after `start` only if it overlaps it; keep the list in text order.
+  const last = st.out.length > 0 ? st.out[st.out.length - 1] : undefined;
+  if (last !== undefined && last.start > start) st.unordered = true;
+  st.emit('GENERIC_PASSWORD', start, end, evidence({ valid: true, placeholder, strength: randomness(h) }));
+  return end;
 }
 
 /** A credential that is a whole URL: a vendor's webhook address, whose path is the secret. */
