@@ -27,7 +27,7 @@ import {
 } from './password-detectors.ts';
 import { scanPeople } from './person-detector.ts';
 import { type BuiltinSelection, ScanState } from './scan-state.ts';
-import { CATALOGUE_START, isDotPrefixWord, scanAzureClientSecret } from './secret-catalogue.ts';
+import { CATALOGUE_START, CATALOGUE_THIRD, isDotPrefixWord, scanAzureClientSecret } from './secret-catalogue.ts';
 import { scanPrivateKey, scanSecretAt } from './secret-detectors.ts';
 import { isHexCode } from './text-features.ts';
 import type { Candidate } from './types.ts';
@@ -133,20 +133,33 @@ function hasInnerSecretWord(t: string, i: number, j: number): boolean {
   return false;
 }
 
+/** STRUCTURED_START[first * 128 + second] is 1 for the structured formats' starts (sk-, sk_/rk_, xox?-, xapp-, ey…). */
+const STRUCTURED_START = new Uint8Array(128 * 128);
+for (const p of ['sk', 'rk', 'xo', 'xa', 'ey']) STRUCTURED_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
 /**
  * SECRET_START[first * 128 + second] is 1 for the first two characters of a literal secret prefix: every prefix of
- * the vendor catalogue (secret-catalogue.ts) and the structured formats (sk-, sk_/rk_, xox?-, xapp-, ey…).
+ * the vendor catalogue (secret-catalogue.ts) and the structured formats.
  */
 const SECRET_START = CATALOGUE_START.slice();
-for (const p of ['sk', 'rk', 'xo', 'xa', 'ey']) SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
+for (let k = 0; k < STRUCTURED_START.length; k++) if (STRUCTURED_START[k] === 1) SECRET_START[k] = 1;
 /**
  * True when the letter-led ASCII word [i, j) (first character `c0`, a letter) starts no entity that onAsciiRun
- * reads: not a literal secret prefix (ghp_…, sk_live_…, xoxb…, eyJ…, AKIA…), not a dotted MAC group (`abcd.`), and, for a capital, not an identifier's length (9, 10, 16) nor an IBAN's start (two capitals, two
+ * reads: not a literal secret prefix (ghp_…, sk_live_…, xoxb…, eyJ…, AKIA…; a word that merely shares a catalogue
+ * prefix's first two letters, such as "what" with whsec_ or "keep" with key-, is inert), not a dotted MAC group
+ * (`abcd.`), and, for a capital, not an identifier's length (9, 10, 16) nor an IBAN's start (two capitals, two
  * digits). Such words go to the plain-word shortcut when nothing after them makes them a key either.
  */
 function isInertWord(t: string, i: number, j: number, c0: number): boolean {
   const c1 = t.charCodeAt(i + 1);
-  if (c1 < 128 && SECRET_START[c0 * 128 + c1] === 1) return false;
+  if (c1 < 128) {
+    const pair = c0 * 128 + c1;
+    if (STRUCTURED_START[pair] === 1) return false;
+    if (CATALOGUE_START[pair] === 1) {
+      // A catalogue prefix may start here only when its third character does too (a non-ASCII one is not checked).
+      const c2 = t.charCodeAt(i + 2);
+      if (!(c2 < 128) || (CATALOGUE_THIRD[pair * 4 + (c2 >> 5)] >>> (c2 & 31)) & 1) return false;
+    }
+  }
   const len = j - i;
   if (len === 4 && t.charCodeAt(j) === 46 && isHexCode(c0)) return false;
   if (c0 >= 97) return true;

@@ -433,6 +433,12 @@ interface CompiledFormat {
 const BY_START: (CompiledFormat[] | undefined)[] = new Array(128 * 128);
 /** SECRET_START[first * 128 + second] is 1 when some prefix of the catalogue starts with those two characters. */
 export const CATALOGUE_START = new Uint8Array(128 * 128);
+/**
+ * The third characters of the prefixes under each first two, as a 128-bit set: bit c of CATALOGUE_THIRD[(first * 128
+ * + second) * 4 + (c >> 5)] is set when some prefix continues with c (every bit, for a two-character prefix). The
+ * scanner's plain-word shortcut reads it, so "what" stays a plain word beside whsec_.
+ */
+export const CATALOGUE_THIRD = new Uint32Array(128 * 128 * 4);
 
 for (const row of SECRET_FORMATS) {
   const body = new RegExp(row.body.source, 'y');
@@ -441,6 +447,11 @@ for (const row of SECRET_FORMATS) {
   for (const prefix of row.prefixes) {
     const key = prefix.charCodeAt(0) * 128 + prefix.charCodeAt(1);
     CATALOGUE_START[key] = 1;
+    if (prefix.length === 2) CATALOGUE_THIRD.fill(0xffffffff, key * 4, key * 4 + 4);
+    else {
+      const c = prefix.charCodeAt(2);
+      CATALOGUE_THIRD[key * 4 + (c >> 5)] |= 1 << (c & 31);
+    }
     const list = BY_START[key] ?? [];
     BY_START[key] = list;
     // Longer prefixes first, so A3T… is tried before A3-… and the most specific row wins.
