@@ -167,6 +167,11 @@ const TOKENS: [vendor: string, type: string, token: string][] = [
   ['Buildkite', 'GENERIC_PASSWORD', `bkua_${draw(HEX, 40, 174)}`],
   ['LangSmith', 'GENERIC_PASSWORD', `lsv2_pt_${draw(HEX, 32, 175)}_${draw(HEX, 10, 175)}`],
   ['Alibaba Cloud', 'GENERIC_PASSWORD', `LTAI${draw(ALNUM, 20, 176)}`],
+  ['Stripe / Standard Webhooks', 'GENERIC_PASSWORD', `whsec_${draw(ALNUM, 32, 177)}`],
+  ['Stripe / Standard Webhooks', 'GENERIC_PASSWORD', `whsec_${Buffer.from(draw(ALNUM, 48, 178)).toString('base64')}`],
+  // Microsoft Entra ID client secrets: the `<digit>Q~` marker sits inside the token (no prefix).
+  ['Microsoft Entra ID', 'GENERIC_PASSWORD', `${draw(`${ALNUM}_~.`, 3, 190)}8Q~${draw(`${ALNUM}_~.-`, 34, 191)}`],
+  ['Microsoft Entra ID', 'GENERIC_PASSWORD', `${draw(ALNUM, 3, 192)}7Q~${draw(ALNUM, 31, 193)}`],
   [
     'JWT (base64)',
     'JWT',
@@ -234,6 +239,8 @@ describe('vendor secret catalogue', () => {
       `shpat_${'1234abcd'.repeat(4)}`,
       'AKIAIOSFODNN7EXAMPLE',
       `lin_api_${'YOUR_API_KEY_HERE'.padEnd(40, 'X')}`,
+      `whsec_${'x'.repeat(32)}`,
+      `abc8Q~${'a'.repeat(34)}`,
     ]) {
       assert.deepEqual(
         reported(`token = ${fake}`).filter((r) => r.endsWith(fake)),
@@ -264,6 +271,11 @@ describe('vendor secret catalogue', () => {
       `LTAI${draw(ALNUM, 8, 186)} too short`,
       `xsbp_${draw(HEX, 40, 187)} starts inside a word`,
       `fm2_${draw(B64, 40, 188)} is too short for a macaroon`,
+      `whsec_${draw(ALNUM, 31, 194)} is one short`,
+      `${draw(ALNUM, 3, 195)}8Q~${draw(ALNUM, 30, 196)} is one short`,
+      `https://example.com/files/${draw(ALNUM, 3, 197)}8Q~${draw(ALNUM, 34, 198)} is a path`,
+      `${draw(ALNUM, 3, 199)}xQ~${draw(ALNUM, 34, 200)} has no digit before its marker`,
+      `portal.demo~2F${draw(ALNUM, 40, 201)} is an escaped path`,
     ]) {
       assert.deepEqual(
         reported(text).filter((r) => r.startsWith('GENERIC_PASSWORD') || r.startsWith('JWT')),

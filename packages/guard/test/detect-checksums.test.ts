@@ -1,7 +1,9 @@
 // Check digits and issuing rules.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { cardSchemeFits, checkIban, luhnValid, ssnValid } from '../src/detect/checksums.ts';
+import { crc32Base62Valid } from '../src/detect/secret-catalogue.ts';
 import { isPlaceholderValue } from '../src/detect/text-features.ts';
 
 test('Luhn accepts valid card numbers and rejects a changed digit', () => {
@@ -55,4 +57,42 @@ test('placeholders are told from real values', () => {
   for (const v of ['zen-sizzle-hidden-39', 'replacement58Replacement', 'Tr0ub4dor&3x', 'q7XkP2vR9mLw4ZtB8nYc']) {
     assert.equal(isPlaceholderValue(v), false, v);
   }
+});
+
+test('the GitHub/npm CRC32 check (a table walk over the ASCII body) agrees with zlib on every body', () => {
+  const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  const encode = (sum: number) => {
+    let digits = '';
+    for (let k = 0; k < 6; k++) {
+      digits = base62[sum % 62] + digits;
+      sum = Math.floor(sum / 62);
+    }
+    return digits;
+  };
+  let seed = 7;
+  const next = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed;
+  };
+  for (let n = 0; n < 500; n++) {
+    let entropy = '';
+    for (let k = 0; k < 30; k++) entropy += base62[next() % 62];
+    const sum = crc32(entropy);
+    assert.ok(crc32Base62Valid(entropy + encode(sum)), entropy);
+    assert.equal(crc32Base62Valid(entropy + encode((sum + 1) % 2 ** 32)), false, entropy);
+  }
+  // A body outside the table's alphabet is checked through zlib's UTF-8 bytes, and a wrong length never passes.
+  const accented = 'é'.repeat(30);
+  assert.ok(crc32Base62Valid(accented + encode(crc32(accented))));
+  assert.equal(crc32Base62Valid('abc'), false);
+  assert.equal(crc32Base62Valid(`${'a'.repeat(30)}00000!`), false);
+});
+
+test('redaction markers make a placeholder in any case, with or without other text around them', () => {
+  for (const v of ['[REDACTED]', 'token-[redacted]', 'Redacted]', '***REDACTED***', 'abc***redacted']) {
+    assert.ok(isPlaceholderValue(v), v);
+  }
+  // A bracket or a star in a random value does not make it one.
+  assert.equal(isPlaceholderValue('q7Xk[P2vR9mLw4ZtB8nYc'), false);
+  assert.equal(isPlaceholderValue('q7Xk*P2vR9mLw4Zt]B8nYc'), false);
 });

@@ -27,7 +27,7 @@ import {
 } from './password-detectors.ts';
 import { scanPeople } from './person-detector.ts';
 import { type BuiltinSelection, ScanState } from './scan-state.ts';
-import { CATALOGUE_START, isDotPrefixWord } from './secret-catalogue.ts';
+import { CATALOGUE_START, CATALOGUE_THIRD, isDotPrefixWord, scanAzureClientSecret } from './secret-catalogue.ts';
 import { scanPrivateKey, scanSecretAt } from './secret-detectors.ts';
 import { isHexCode } from './text-features.ts';
 import type { Candidate } from './types.ts';
@@ -133,20 +133,33 @@ function hasInnerSecretWord(t: string, i: number, j: number): boolean {
   return false;
 }
 
+/** STRUCTURED_START[first * 128 + second] is 1 for the structured formats' starts (sk-, sk_/rk_, xox?-, xapp-, ey…). */
+const STRUCTURED_START = new Uint8Array(128 * 128);
+for (const p of ['sk', 'rk', 'xo', 'xa', 'ey']) STRUCTURED_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
 /**
  * SECRET_START[first * 128 + second] is 1 for the first two characters of a literal secret prefix: every prefix of
- * the vendor catalogue (secret-catalogue.ts) and the structured formats (sk-, sk_/rk_, xox?-, xapp-, ey…).
+ * the vendor catalogue (secret-catalogue.ts) and the structured formats.
  */
 const SECRET_START = CATALOGUE_START.slice();
-for (const p of ['sk', 'rk', 'xo', 'xa', 'ey']) SECRET_START[p.charCodeAt(0) * 128 + p.charCodeAt(1)] = 1;
+for (let k = 0; k < STRUCTURED_START.length; k++) if (STRUCTURED_START[k] === 1) SECRET_START[k] = 1;
 /**
  * True when the letter-led ASCII word [i, j) (first character `c0`, a letter) starts no entity that onAsciiRun
- * reads: not a literal secret prefix (ghp_…, sk_live_…, xoxb…, eyJ…, AKIA…), not a dotted MAC group (`abcd.`), and, for a capital, not an identifier's length (9, 10, 16) nor an IBAN's start (two capitals, two
+ * reads: not a literal secret prefix (ghp_…, sk_live_…, xoxb…, eyJ…, AKIA…; a word that merely shares a catalogue
+ * prefix's first two letters, such as "what" with whsec_ or "keep" with key-, is inert), not a dotted MAC group
+ * (`abcd.`), and, for a capital, not an identifier's length (9, 10, 16) nor an IBAN's start (two capitals, two
  * digits). Such words go to the plain-word shortcut when nothing after them makes them a key either.
  */
 function isInertWord(t: string, i: number, j: number, c0: number): boolean {
   const c1 = t.charCodeAt(i + 1);
-  if (c1 < 128 && SECRET_START[c0 * 128 + c1] === 1) return false;
+  if (c1 < 128) {
+    const pair = c0 * 128 + c1;
+    if (STRUCTURED_START[pair] === 1) return false;
+    if (CATALOGUE_START[pair] === 1) {
+      // A catalogue prefix may start here only when its third character does too (a non-ASCII one is not checked).
+      const c2 = t.charCodeAt(i + 2);
+      if (!(c2 < 128) || (CATALOGUE_THIRD[pair * 4 + (c2 >> 5)] >>> (c2 & 31)) & 1) return false;
+    }
+  }
   const len = j - i;
   if (len === 4 && t.charCodeAt(j) === 46 && isHexCode(c0)) return false;
   if (c0 >= 97) return true;
@@ -188,14 +201,20 @@ const COMMAND_WORDS = ['net', 'echo'];
 const LOGIN_WORD_SET = new Set(LOGIN_WORDS);
 const SECRET_WORD_SET = new Set(SECRET_MENTION_WORDS);
 const WORD_ROLES = new Map<number, number>();
+/** ROLE_FILTER[h & 0xffff] is 1 when some word with a role has a hash with those low bits: most words stop there. */
+const ROLE_FILTER = new Uint8Array(65536);
+function addRoleHash(h: number, role: number): void {
+  WORD_ROLES.set(h, (WORD_ROLES.get(h) ?? 0) | role);
+  ROLE_FILTER[h & 0xffff] = 1;
+}
 function addRole(words: Iterable<string>, role: number): void {
-  for (const w of words) WORD_ROLES.set(hashWord(w), (WORD_ROLES.get(hashWord(w)) ?? 0) | role);
+  for (const w of words) addRoleHash(hashWord(w), role);
 }
 addRole(PASSWORD_MENTION_WORDS, MENTION);
 addRole(LOGIN_WORDS, LOGIN);
 addRole(SECRET_MENTION_WORDS, SECRET_WORD);
 addRole(COMMAND_WORDS, COMMAND);
-for (const h of injectionTriggerHashes()) WORD_ROLES.set(h, (WORD_ROLES.get(h) ?? 0) | INJECTION);
+for (const h of injectionTriggerHashes()) addRoleHash(h, INJECTION);
 const MAX_TRIGGER_LENGTH = 31;
 /**
  * TRIGGER_SHAPES[shapeOf(first, last, length)] is 1 when some trigger word has that first and last (folded)
@@ -375,6 +394,7 @@ function onKeyword(st: ScanState, i: number, j: number): number {
   if (len > MAX_TRIGGER_LENGTH || TRIGGER_SHAPES[shapeOf(c0, t.charCodeAt(j - 1), len)] === 0) return -1;
   let h = 0;
   for (let k = i; k < j; k++) h = hashStep(h, t.charCodeAt(k));
+  if (ROLE_FILTER[h & 0xffff] === 0) return -1;
   const role = WORD_ROLES.get(h);
   if (role === undefined) return -1;
   if (role & MENTION && sel.password && !assignmentSeen && MENTION_WORDS.has(t.slice(i, j).toLowerCase())) {
@@ -477,6 +497,8 @@ function walk(st: ScanState, deadline?: number): void {
   const n = st.n;
   const sel = st.sel;
   let checkAt = DEADLINE_STRIDE;
+  // The character-kind table in a local: the hot loop reads it without going through the module's import cell.
+  const kindOf = WORD_KIND;
   let i = 0;
   while (i < n) {
     if (i >= checkAt) {
@@ -484,14 +506,14 @@ function walk(st: ScanState, deadline?: number): void {
       checkAt = i + DEADLINE_STRIDE;
     }
     const c = t.charCodeAt(i);
-    let kinds = WORD_KIND[c];
+    let kinds = kindOf[c];
     if (kinds !== 0) {
       // The run of the first character's kind, then (rarely) the rest of a word that mixes both kinds.
       let j = i + 1;
-      while (j < n && WORD_KIND[t.charCodeAt(j)] === kinds) j++;
-      if (j < n && WORD_KIND[t.charCodeAt(j)] !== 0) {
+      while (j < n && kindOf[t.charCodeAt(j)] === kinds) j++;
+      if (j < n && kindOf[t.charCodeAt(j)] !== 0) {
         kinds = 3;
-        while (j < n && WORD_KIND[t.charCodeAt(j)] !== 0) j++;
+        while (j < n && kindOf[t.charCodeAt(j)] !== 0) j++;
       }
       // A host name (microsoft.com, www.example.org/path): reported, and the walk goes on inside it.
       if (sel.url && t.charCodeAt(j) === 46 && j + 1 < n && isAlnum(t.charCodeAt(j + 1))) scanBareHost(st, i);
@@ -536,6 +558,10 @@ function walk(st: ScanState, deadline?: number): void {
         break;
       case 37: // %
         if (i >= st.decodedUntil && isEscapeAt(t, i)) scanEncodedToken(st, i, walk);
+        break;
+      case 126: // ~ (an Azure client secret's `<digit>Q~` marker)
+        if (sel.password && t.charCodeAt(i - 1) === 81 && isDigit(t.charCodeAt(i - 2)))
+          r = scanAzureClientSecret(st, i);
         break;
     }
     i = r > i ? r : i + 1;

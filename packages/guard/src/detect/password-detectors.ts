@@ -146,6 +146,9 @@ const PUBLIC_ID_PREFIXES = [
   'arn:',
   'urn:',
 ];
+/** PUBLIC_ID_FIRST[c] is 1 when some public-id prefix starts with the ASCII character c. */
+const PUBLIC_ID_FIRST = new Uint8Array(128);
+for (const p of PUBLIC_ID_PREFIXES) PUBLIC_ID_FIRST[p.charCodeAt(0)] = 1;
 
 const keyKinds = new Map<number, number>();
 
@@ -292,12 +295,15 @@ function looksLikeDigest(v: string): boolean {
 /** Values that are code, not secrets: identifiers, member chains, calls, booleans, numbers. */
 function looksLikeCode(v: string): boolean {
   if (v.includes('(') || v.includes('${') || v.startsWith('@') || v.startsWith('#')) return true;
+  // Each pattern below is tried only where its first character (and the `{` or `.` it needs) is there.
+  const c0 = v.charCodeAt(0);
+  const identStart = (c0 >= 65 && c0 <= 90) || (c0 >= 97 && c0 <= 122) || c0 === 95 || c0 === 36;
   // A struct or object literal: pkg.Type{Field
-  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\{/.test(v)) return true;
-  if (/^-?\d+(?:\.\d+)?$/.test(v)) return true;
+  if (identStart && v.includes('{') && /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\{/.test(v)) return true;
+  if ((c0 === 45 || (c0 >= 48 && c0 <= 57)) && /^-?\d+(?:\.\d+)?$/.test(v)) return true;
   // Member chains are code when they start at a well-known object or end at a key name (req.body.password);
   // "cobalt.copper.violet" in a .env file is a passphrase.
-  if (!/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v)) return false;
+  if (!identStart || !v.includes('.') || !/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v)) return false;
   const parts = v.split('.');
   return CODE_ROOTS.has(parts[0].toLowerCase()) || keyKind(parts[parts.length - 1]) !== 0;
 }
@@ -308,6 +314,8 @@ export function looksLikeUrlOrPath(v: string): boolean {
 }
 
 function isPublicId(v: string): boolean {
+  const c = v.charCodeAt(0);
+  if (c >= 128 || PUBLIC_ID_FIRST[c] === 0) return false;
   for (const p of PUBLIC_ID_PREFIXES) if (v.startsWith(p)) return true;
   return false;
 }
@@ -347,11 +355,13 @@ export function emitValue(
   }
   if (looksLikeCode(v) && !quoted) return false;
   // YAML tags stand for the value (`password: !vault |`, CloudFormation `!Ref DbPassword`).
-  if (!quoted && /^![A-Za-z]+$/.test(v)) return false;
+  const first = v.charCodeAt(0);
+  if (!quoted && first === 33 && /^![A-Za-z]+$/.test(v)) return false;
   if (looksLikeUrlOrPath(v) || isPublicId(v)) return false;
   const classes = charClassCount(v);
   // Dates and timestamps are not credentials, whatever the key says.
-  if (/^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$|^\d{1,2}[./]\d{1,2}[./]\d{2,4}$/.test(v)) return false;
+  const firstDigit = first >= 48 && first <= 57;
+  if (firstDigit && /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$|^\d{1,2}[./]\d{1,2}[./]\d{2,4}$/.test(v)) return false;
   if (kind === PASSWORD) {
     if (!quoted && classes === 1 && v.length < 10) return false;
     // The key names the value a password: that is the structural validation a password can have.
@@ -369,8 +379,11 @@ export function emitValue(
   // Secret-like keys: the value must look generated, not like an id, a hash, a name or a setting path.
   if (isUuid(v) || isHex(v) || looksLikeDigest(v) || /^[\d\s:./-]+$/.test(v)) return false;
   // Artifact coordinates and versioned names (jjwt-jackson-0.11.2, SalesResults-1.2).
-  if (/[-_.]v?\d+(?:\.\d+)+$/.test(v)) return false;
-  if (/^[A-Za-z][A-Za-z:._/-]*$/.test(v) || /^v?\d+(?:\.\d+)+(?:[-+][\w.]+)?$/.test(v)) return false;
+  const last = v.charCodeAt(v.length - 1);
+  if (last >= 48 && last <= 57 && /[-_.]v?\d+(?:\.\d+)+$/.test(v)) return false;
+  const firstLetter = (first >= 65 && first <= 90) || (first >= 97 && first <= 122);
+  if (firstLetter && /^[A-Za-z][A-Za-z:._/-]*$/.test(v)) return false;
+  if ((first === 118 || firstDigit) && /^v?\d+(?:\.\d+)+(?:[-+][\w.]+)?$/.test(v)) return false;
   // Generated secrets have no blanks and mix cases; SKUs, prices and reference numbers do not.
   if (/\s/.test(v) || !hasLower(v)) return false;
   // Entropy cannot exceed log2(length): short values are held to what their length allows.

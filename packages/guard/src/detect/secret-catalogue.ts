@@ -119,6 +119,14 @@ export const SECRET_FORMATS: readonly SecretFormat[] = Object.freeze([
     prefixes: ['sgp_'],
     body: /(?:(?:[A-Fa-f0-9]{16}|local)_)?[A-Fa-f0-9]{40}(?![A-Za-z0-9_])/,
   },
+  // Webhook signing secrets (Stripe, Svix and the Standard Webhooks specification): whsec_ and the base64 of 24 to
+  // 64 random bytes (Stripe's are 32 alphanumerics).
+  {
+    type: 'GENERIC_PASSWORD',
+    vendor: 'Stripe / Standard Webhooks',
+    prefixes: ['whsec_'],
+    body: /[A-Za-z0-9+/]{32,88}={0,2}(?![A-Za-z0-9+/=_-])/,
+  },
   // Facebook / Meta user and page access tokens.
   {
     type: 'GENERIC_PASSWORD',
@@ -425,6 +433,12 @@ interface CompiledFormat {
 const BY_START: (CompiledFormat[] | undefined)[] = new Array(128 * 128);
 /** SECRET_START[first * 128 + second] is 1 when some prefix of the catalogue starts with those two characters. */
 export const CATALOGUE_START = new Uint8Array(128 * 128);
+/**
+ * The third characters of the prefixes under each first two, as a 128-bit set: bit c of CATALOGUE_THIRD[(first * 128
+ * + second) * 4 + (c >> 5)] is set when some prefix continues with c (every bit, for a two-character prefix). The
+ * scanner's plain-word shortcut reads it, so "what" stays a plain word beside whsec_.
+ */
+export const CATALOGUE_THIRD = new Uint32Array(128 * 128 * 4);
 
 for (const row of SECRET_FORMATS) {
   const body = new RegExp(row.body.source, 'y');
@@ -433,6 +447,11 @@ for (const row of SECRET_FORMATS) {
   for (const prefix of row.prefixes) {
     const key = prefix.charCodeAt(0) * 128 + prefix.charCodeAt(1);
     CATALOGUE_START[key] = 1;
+    if (prefix.length === 2) CATALOGUE_THIRD.fill(0xffffffff, key * 4, key * 4 + 4);
+    else {
+      const c = prefix.charCodeAt(2);
+      CATALOGUE_THIRD[key * 4 + (c >> 5)] |= 1 << (c & 31);
+    }
     const list = BY_START[key] ?? [];
     BY_START[key] = list;
     // Longer prefixes first, so A3T… is tried before A3-… and the most specific row wins.
@@ -454,18 +473,46 @@ export function isDotPrefixWord(t: string, i: number, len: number): boolean {
   return len === 3 && t.charCodeAt(i) === 104 && t.charCodeAt(i + 1) === 118 && t.charCodeAt(i + 3) === 46;
 }
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** BASE62_DIGIT[c] is the base62 value of ASCII character c (0-9, A-Z, a-z), or -1. */
+const BASE62_DIGIT = new Int8Array(128).fill(-1);
+for (const [d, ch] of [...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'].entries())
+  BASE62_DIGIT[ch.charCodeAt(0)] = d;
+
+/** The CRC-32 (IEEE, as zlib's crc32) byte table. */
+const CRC32_TABLE = (() => {
+  const table = new Int32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c;
+  }
+  return table;
+})();
+
+/** CRC-32 of the ASCII characters [0, end) of s (each one byte, as in its UTF-8), unsigned; -1 for non-ASCII. */
+function crc32Ascii(s: string, end: number): number {
+  let c = -1;
+  for (let k = 0; k < end; k++) {
+    const ch = s.charCodeAt(k);
+    if (ch >= 128) return -1;
+    c = CRC32_TABLE[(c ^ ch) & 0xff] ^ (c >>> 8);
+  }
+  return (c ^ -1) >>> 0;
+}
 
 /** GitHub/npm layout: the 6 base62 characters at the end are the CRC32 of the 30 before them. */
 export function crc32Base62Valid(body: string): boolean {
   if (body.length !== 36) return false;
   let sum = 0;
   for (let k = 30; k < 36; k++) {
-    const d = BASE62.indexOf(body[k]!);
+    const ch = body.charCodeAt(k);
+    const d = ch < 128 ? BASE62_DIGIT[ch] : -1;
     if (d < 0) return false;
     sum = sum * 62 + d;
   }
-  return crc32(body.slice(0, 30)) === sum;
+  // The table walk covers the bodies the rows allow (ASCII); anything else goes through zlib's UTF-8 encoding.
+  const ascii = crc32Ascii(body, 30);
+  return (ascii >= 0 ? ascii : crc32(body.slice(0, 30))) === sum;
 }
 
 /** True when base64 text decodes to header.payload[.signature] with a JSON-object header (a JWT). */
@@ -578,6 +625,39 @@ export function cataloguePrefixAt(t: string, i: number): boolean {
     if (f.body.test(t)) return true;
   }
   return false;
+}
+
+/**
+ * Microsoft Entra ID (Azure AD) client secrets carry their marker inside the token: three characters, a digit, `Q~`,
+ * then 31 to 34 more, 40 in all, from [A-Za-z0-9_~.-]. The scanner calls this at a `~` that follows a digit and `Q`;
+ * the token must stand on its own (between blanks, quotes, `=`, `:`, `,`, brackets or backslashes).
+ */
+const AZURE_CLIENT_SECRET = /[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}/y;
+
+/** Characters that may stand right before or after an Azure client secret (gitleaks' boundaries, and `;`). */
+function azureBoundary(c: number, before: boolean): boolean {
+  if (c <= 32 || c === 34 || c === 39 || c === 96 || c === 92 || c === 44 || c === 41 || c === 59) return true;
+  return before ? c === 62 || c === 61 || c === 58 || c === 40 : c === 60;
+}
+
+/** An Azure client secret whose `Q~` marker ends at the `~` at `tilde`: emits it and returns its end, or -1. */
+export function scanAzureClientSecret(st: ScanState, tilde: number): number {
+  const t = st.text;
+  const start = tilde - 5;
+  if (start < 0 || !st.sel.enabled.has('GENERIC_PASSWORD')) return -1;
+  if (start > 0 && !azureBoundary(t.charCodeAt(start - 1), true)) return -1;
+  AZURE_CLIENT_SECRET.lastIndex = start;
+  if (!AZURE_CLIENT_SECRET.test(t)) return -1;
+  const end = AZURE_CLIENT_SECRET.lastIndex;
+  if (end < st.n && !azureBoundary(t.charCodeAt(end), false)) return -1;
+  const secret = t.slice(start, end);
+  const h = shannonEntropy(secret);
+  const placeholder = standIn(secret.slice(6), h);
+  // A candidate before this one may end after `start` only if it overlaps it; keep the list in text order.
+  const last = st.out.length > 0 ? st.out[st.out.length - 1] : undefined;
+  if (last !== undefined && last.start > start) st.unordered = true;
+  st.emit('GENERIC_PASSWORD', start, end, evidence({ valid: true, placeholder, strength: randomness(h) }));
+  return end;
 }
 
 /** A credential that is a whole URL: a vendor's webhook address, whose path is the secret. */

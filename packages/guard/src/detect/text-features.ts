@@ -191,7 +191,6 @@ export function isPlaceholderValue(value: string): boolean {
   if (len >= 16 && value.includes('EXAMPLE')) return true;
   // Encrypted or referenced values: SOPS/ejson ENC[…], Vault and secret-manager references, redacted dumps.
   if (REFERENCE_START[first | 32] === 1 && REFERENCE.test(value.slice(s, s + 24))) return true;
-  if (len >= 8 && /\[redacted|redacted\]|\*\*\*redacted/i.test(value)) return true;
   if (first === 112 || first === 111 || first === 101 || first === 80 || first === 79 || first === 69) {
     const head = value.slice(s, s + 12).toLowerCase();
     if (head.startsWith('process.env') || head.startsWith('os.environ') || head.startsWith('env(')) return true;
@@ -207,9 +206,12 @@ export function isPlaceholderValue(value: string): boolean {
   let segLen = 0;
   let segAllX = true;
   let prevLower = false;
+  // "[REDACTED]", "***redacted": the redaction-marker pattern is tried after the loop, only when one was seen.
+  let bracketOrStar = false;
   for (let i = s; i <= e; i++) {
     const c = i < e ? value.charCodeAt(i) : 0;
     if (i < e) {
+      if (c === 91 || c === 93 || c === 42) bracketOrStar = true;
       if (isMaskChar(c)) masked++;
       if (c === 46) {
         if (++dots >= 3) return true; // "..."
@@ -243,6 +245,7 @@ export function isPlaceholderValue(value: string): boolean {
     }
     prevLower = lower;
   }
+  if (bracketOrStar && len >= 8 && /\[redacted|redacted\]|\*\*\*redacted/i.test(value)) return true;
   if (len >= 4 && masked >= len * 0.6) return true;
   if (marked && covered >= len * 0.4) return true;
   return len >= 6 && maxRun >= Math.max(6, len * 0.5);
