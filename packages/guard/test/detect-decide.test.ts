@@ -190,9 +190,11 @@ describe('decide', () => {
     const list = Array.from({ length: 500 }, (_, i) => `forbidden-term-${i}`);
     const d = engine({ blocklist: list });
     const text = `${'lorem ipsum '.repeat(20_000)} FORBIDDEN-TERM-499 end`;
-    const t0 = performance.now();
+    // CPU time, not wall time: the bound holds on a machine busy with other work too.
+    const t0 = process.cpuUsage();
     const hits = d.scan(text).filter((c) => c.blocklisted);
-    assert.ok(performance.now() - t0 < 1000);
+    const used = process.cpuUsage(t0);
+    assert.ok((used.user + used.system) / 1000 < 1000, 'scanned within a second of CPU');
     // forbidden-term-4 and -49 match inside it too; overlap resolution keeps the longest hit.
     assert.deepEqual(
       hits.map((h) => h.value),
