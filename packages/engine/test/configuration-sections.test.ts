@@ -406,6 +406,55 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual((await exportOf(engine, engine.a.token)).bundle, bundle);
     });
 
+    test('prune deletes agents, flows and clients the bundle leaves out; governance null supersedes and removes', async () => {
+      const engine = await shared.fresh();
+      await configureAll(engine, engine.a);
+      const before = (await exportOf(engine, engine.a.token)).bundle;
+      const lookup = before.flows.find((f: any) => f.name === 'Lookup');
+      // An active flow the bundle leaves out is in use: pruning it is a 409 and nothing changes.
+      const activeGone = await deploy(engine, engine.a.token, {
+        bundle: { format: before.format, flows: [] },
+        prune: true,
+      });
+      assert.equal(activeGone.status, 409, JSON.stringify(activeGone.body));
+      assert.equal(activeGone.body.error.code, 'FLOW_ACTIVE');
+      const slim = {
+        format: before.format,
+        flows: [lookup],
+        agents: [],
+        governance: { policy: null, quota: null },
+        integration_clients: [],
+        runtime_webhooks: [],
+      };
+      const pruned = ok(await deploy(engine, engine.a.token, { bundle: slim, prune: true }));
+      assert.deepEqual(
+        pruned.changes
+          .filter((c: any) => c.action !== 'unchanged')
+          .map((c: any) => `${c.action} ${c.section}/${c.name}`),
+        [
+          'delete flows/Draft only',
+          'delete agents/shop-helper',
+          'update governance/realm',
+          'delete runtime_webhooks/http://127.0.0.1:9/hooks/keel',
+          'delete integration_clients/erp',
+        ],
+      );
+      const after = (await exportOf(engine, engine.a.token)).bundle;
+      assert.deepEqual(
+        { flows: after.flows, agents: after.agents, governance: after.governance, clients: after.integration_clients },
+        { flows: [lookup], agents: [], governance: { policy: null, quota: null }, clients: [] },
+      );
+      const snapshot = ok(await engine.call('GET', '/api/v1/governance', { token: engine.a.token }));
+      assert.equal(snapshot.active_policy, null);
+      assert.deepEqual(
+        snapshot.policies.map((p: any) => p.status),
+        ['superseded'],
+      );
+      assert.ok(snapshot.audit.some((a: any) => a.action === 'policy.superseded'));
+      const clients = ok(await engine.call('GET', '/api/v1/integrations/clients', { token: engine.a.token }));
+      assert.deepEqual(clients.data, []);
+    });
+
     test('a webhook without its secret is deployed inactive and reported; a flow naming a subflow by id is refused', async () => {
       const engine = await shared.fresh();
       await configureAll(engine, engine.a);
