@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { ProfileSchema as AgentProfileSchema } from '../agents/agent-routes.ts';
 import { DATA_HANDLING, QUALITY_TIERS, SettingsSchema } from '../agents/agent-settings.ts';
-import { FixtureBodySchema, ConfigBody as FlowConfigBody } from '../flows/flow-api-schemas.ts';
+import { FixtureBodySchema } from '../flows/flow-api-schemas.ts';
 import { ProfileBody as RoutingProfileBody } from '../flows/flow-routing-routes.ts';
 import { Rules as PolicyRules, QuotaFields } from '../governance/governance-routes.ts';
 import { Username } from '../identity/identity-schemas.ts';
@@ -99,6 +99,13 @@ export const ToolServerItem = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** A flow config as `POST /api/v1/runtime/flows` takes it (compiled by the flow compiler on deploy). */
+const FlowConfigBody = JsonRecord({
+  maxProperties: 20,
+  description:
+    'A flow config (spec: Flow `config`), as POST /api/v1/runtime/flows takes it; a config that does not compile is a 400 naming the item',
+});
 
 export const FlowItem = Type.Object(
   {

@@ -44,7 +44,7 @@ export const EXAMPLE_CONFIG = {
   ],
 };
 
-export const ConfigBody = JsonRecord({
+const ConfigBody = JsonRecord({
   maxProperties: 20,
   description:
     'The flow config (spec: Flow `config`): `schema_version`, `orchestration_mode`, `routing`, `behavior`, `permissions`, `runtime`, `nodes`, plus `contract` (input/output) and `start`. Node shapes and compiler rules: packages/engine/src/flows/README.md. A config that does not compile is a 400 FLOW_INVALID whose `details` list every problem with its JSON pointer.',
