@@ -96,6 +96,12 @@ async function configure(engine: RuntimeUnderTest, token: string) {
 
 const credentials = { 'providers/main': PROVIDER_KEY, 'tool_servers/catalog': SERVER_KEY };
 
+/** The sections this file configures (the other sections: configuration-sections.test.ts). */
+function firstSections(bundle: Record<string, unknown>) {
+  const { format, providers, prompts, tool_servers } = bundle;
+  return { format, providers, prompts, tool_servers };
+}
+
 for (const target of testDatabaseTargets()) {
   describe(`configuration export and deploy (${target.dialect})`, () => {
     const shared = sharedRuntime(target);
@@ -140,7 +146,8 @@ for (const target of testDatabaseTargets()) {
         }),
       );
       assert.equal(deployed.applied, true);
-      assert.deepEqual(deployed.summary, { create: 5, update: 0, unchanged: 0, delete: 0 });
+      // The one-object sections (routing, governance) are the defaults of the empty realm: unchanged.
+      assert.deepEqual(deployed.summary, { create: 5, update: 0, unchanged: 3, delete: 0 });
       assert.deepEqual(deployed.missing_credentials, []);
       assert.ok(!JSON.stringify(deployed).includes(PROVIDER_KEY));
       const again = ok(await engine.call('GET', `${BASE}/export`, { token: empty.token }));
@@ -159,7 +166,7 @@ for (const target of testDatabaseTargets()) {
         }),
       );
       assert.equal(redeploy.applied, false);
-      assert.deepEqual(redeploy.summary, { create: 0, update: 0, unchanged: 5, delete: 0 });
+      assert.deepEqual(redeploy.summary, { create: 0, update: 0, unchanged: 8, delete: 0 });
       assert.ok(redeploy.changes.every((c: any) => c.action === 'unchanged' && c.fields.length === 0));
       assert.ok(!engine.logs().includes(PROVIDER_KEY) && !engine.logs().includes(SERVER_KEY), 'no secret logged');
     });
@@ -180,7 +187,7 @@ for (const target of testDatabaseTargets()) {
       assert.equal(exported.tool_servers[0].is_active, false);
       const noop = ok(await engine.call('POST', `${BASE}/deploy`, { token: engine.b.token, body: { bundle } }));
       assert.equal(noop.applied, false);
-      assert.equal(noop.summary.unchanged, 5);
+      assert.equal(noop.summary.unchanged, 8);
       assert.equal(noop.missing_credentials.length, 2);
       const supplied = ok(
         await engine.call('POST', `${BASE}/deploy`, { token: engine.b.token, body: { bundle, credentials } }),
@@ -230,7 +237,7 @@ for (const target of testDatabaseTargets()) {
       );
       assert.equal(diff.dry_run, true);
       assert.equal(diff.applied, false);
-      assert.deepEqual(diff.summary, { create: 1, update: 2, unchanged: 3, delete: 0 });
+      assert.deepEqual(diff.summary, { create: 1, update: 2, unchanged: 6, delete: 0 });
       assert.deepEqual(
         diff.changes.map((c: any) => [c.section, c.name, c.action, c.fields]),
         [
@@ -240,6 +247,9 @@ for (const target of testDatabaseTargets()) {
           ['prompts', 'policy', 'unchanged', []],
           ['prompts', 'new-one', 'create', []],
           ['tool_servers', 'catalog', 'unchanged', []],
+          ['tool_routing', 'realm', 'unchanged', []],
+          ['flow_routing', 'realm', 'unchanged', []],
+          ['governance', 'realm', 'unchanged', []],
         ],
       );
       assert.deepEqual(ok(await engine.call('GET', `${BASE}/export`, { token: engine.a.token })).bundle, bundle);
@@ -341,7 +351,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(refused.status, 409, JSON.stringify(refused.body));
       assert.equal(refused.body.error.code, 'RUNTIME_IN_USE');
       assert.match(refused.body.error.message, /^providers\/local is used by 1 agent/);
-      assert.deepEqual(ok(await engine.call('GET', `${BASE}/export`, { token: engine.a.token })).bundle, before);
+      const unchanged = ok(await engine.call('GET', `${BASE}/export`, { token: engine.a.token })).bundle;
+      assert.deepEqual(firstSections(unchanged), firstSections(before));
       // Without the agent's provider the prune goes through.
       ok(
         await engine.call('PUT', `/api/v1/runtime/agents/${agent.identity.id}/config`, {
@@ -352,7 +363,7 @@ for (const target of testDatabaseTargets()) {
       const pruned = ok(await deploy({ prune: true }));
       assert.equal(pruned.summary.delete, 2);
       const after = ok(await engine.call('GET', `${BASE}/export`, { token: engine.a.token })).bundle;
-      assert.deepEqual(after, { ...slim, tool_servers: before.tool_servers });
+      assert.deepEqual(firstSections(after), { ...slim, tool_servers: before.tool_servers });
     });
 
     test('bad bundles are one readable 400', async () => {
@@ -424,7 +435,19 @@ for (const target of testDatabaseTargets()) {
       const engine = await shared.fresh();
       await configure(engine, engine.a.token);
       const emptyB = ok(await engine.call('GET', `${BASE}/export`, { token: engine.b.token })).bundle;
-      assert.deepEqual(emptyB, { format: 'keel.engine.config/v1', providers: [], prompts: [], tool_servers: [] });
+      assert.deepEqual(emptyB, {
+        format: 'keel.engine.config/v1',
+        providers: [],
+        prompts: [],
+        tool_servers: [],
+        flows: [],
+        agents: [],
+        tool_routing: { rules: [] },
+        flow_routing: { mode: 'automatic', compatibility_fallback: true, fallback_flow: null, canary_percentage: 0 },
+        governance: { policy: null, quota: null },
+        runtime_webhooks: [],
+        integration_clients: [],
+      });
       const { bundle } = ok(await engine.call('GET', `${BASE}/export`, { token: engine.a.token }));
       const edited = structuredClone(bundle);
       edited.providers[0].text_model = 'only-in-b';

@@ -21,7 +21,7 @@ import { SettingsSchema } from './agent-settings.ts';
 const Labels = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 20 });
 const ActionName = OneOf(ACTION_TYPES);
 
-const ProfileSchema = Type.Union([
+export const ProfileSchema = Type.Union([
   Type.Object(
     {
       priority: Type.Integer({ minimum: 0, maximum: 1000, description: 'Higher is evaluated first' }),

@@ -113,6 +113,22 @@ export async function getAgentConfig(rt: RuntimeContext, principal: RuntimePrinc
   return toConfigView(toAgentRuntime(realmId, row));
 }
 
+/** The rules of an agent configuration that its schema cannot say (400 RUNTIME_INVALID_REQUEST). */
+export function checkAgentConfig(input: Pick<AgentConfigInput, 'settings' | 'profile' | 'metadata'>): void {
+  const effective = effectiveSettings(input.settings ?? {});
+  if (effective.node_timeout_ms > effective.max_latency_ms)
+    throw RuntimeErrors.invalid('settings.node_timeout_ms must not exceed settings.max_latency_ms');
+  if (input.profile) {
+    const p = input.profile;
+    const criteria = [p.channel, p.client_capabilities, p.user_segment, p.deployment].filter((c) => c !== undefined);
+    if (criteria.length === 0)
+      throw RuntimeErrors.invalid(
+        'profile needs at least one of channel, client_capabilities, user_segment, deployment',
+      );
+  }
+  checkJson(input.metadata, 'metadata');
+}
+
 /**
  * Replaces an agent's configuration. Referenced prompt, provider, flow and tool servers must exist in the
  * realm (404 otherwise: ids never cross realms; flows and tool servers are unknown until their registries
@@ -129,18 +145,7 @@ export async function putAgentConfig(
   const agent = await findAgentWithConfig(rt.db, realmId, agentId);
   if (!agent) throw RuntimeErrors.notFound('Agent', agentId);
   const settings = input.settings ?? {};
-  const effective = effectiveSettings(settings);
-  if (effective.node_timeout_ms > effective.max_latency_ms)
-    throw RuntimeErrors.invalid('settings.node_timeout_ms must not exceed settings.max_latency_ms');
-  if (input.profile) {
-    const p = input.profile;
-    const criteria = [p.channel, p.client_capabilities, p.user_segment, p.deployment].filter((c) => c !== undefined);
-    if (criteria.length === 0)
-      throw RuntimeErrors.invalid(
-        'profile needs at least one of channel, client_capabilities, user_segment, deployment',
-      );
-  }
-  checkJson(input.metadata, 'metadata');
+  checkAgentConfig(input);
   const promptId = input.system_prompt_id?.toLowerCase() ?? null;
   const providerId = input.ai_provider_id?.toLowerCase() ?? null;
   const flowId = input.default_flow_id?.toLowerCase() ?? null;

@@ -1,8 +1,16 @@
 import { type Static, Type } from 'typebox';
+import { ProfileSchema as AgentProfileSchema } from '../agents/agent-routes.ts';
+import { DATA_HANDLING, QUALITY_TIERS, SettingsSchema } from '../agents/agent-settings.ts';
+import { FixtureBodySchema } from '../flows/flow-api-schemas.ts';
+import { ProfileBody as RoutingProfileBody } from '../flows/flow-routing-routes.ts';
+import { Rules as PolicyRules, QuotaFields } from '../governance/governance-routes.ts';
+import { Username } from '../identity/identity-schemas.ts';
 import { VARIABLE_NAME } from '../prompts/render.ts';
 import { PROVIDER_TEMPLATES } from '../providers/provider-templates.ts';
-import { JsonRecord, OneOf } from '../runtime/http-schemas.ts';
+import { JsonRecord, Metadata, OneOf } from '../runtime/http-schemas.ts';
+import { RoutingRuleInputSchema } from '../toolservers/routing/index.ts';
 import { AuthProfileBody, EgressBody, ProfileFields } from '../toolservers/toolserver-routes.ts';
+import { RUNTIME_EVENTS } from '../webhooks/events.ts';
 
 /** The version of the portable configuration format; a bundle of another format is refused (400). */
 export const CONFIG_FORMAT = 'keel.engine.config/v1';
@@ -13,6 +21,11 @@ export const BUNDLE_LIMITS = Object.freeze({
   prompt_keys: 200,
   prompt_versions: 50,
   tool_servers: 100,
+  flows: 200,
+  agents: 200,
+  routing_rules: 500,
+  runtime_webhooks: 20,
+  integration_clients: 200,
 });
 
 const Name = Type.String({ minLength: 1, maxLength: 255 });
@@ -87,7 +100,163 @@ export const ToolServerItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** A flow config as `POST /api/v1/runtime/flows` takes it (compiled by the flow compiler on deploy). */
+const FlowConfigBody = JsonRecord({
+  maxProperties: 20,
+  description:
+    'A flow config (spec: Flow `config`), as POST /api/v1/runtime/flows takes it; a config that does not compile is a 400 naming the item',
+});
+
+export const FlowItem = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+    description: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
+    is_active: Type.Boolean({ description: 'true: `published_config` is the version the flow runs' }),
+    published_config: Type.Union([FlowConfigBody, Type.Null()], {
+      description:
+        'The version the flow runs (its active version; else its newest published one); null: never published. Deploy publishes it through the normal path: it must compile, keep the contract of the published version before it, and pass every fixture of the item.',
+    }),
+    config: FlowConfigBody,
+    fixtures: Type.Array(FixtureBodySchema, { maxItems: 50, description: 'By name; replayed before a publish' }),
+    routing_profile: Type.Union([RoutingProfileBody, Type.Null()], {
+      description: 'The routing profile (null: routing reads the manifest of the config)',
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'A flow by name (archived flows are not part of a bundle). `config` is its newest version (a draft when it differs from `published_config`).',
+  },
+);
+
+/** The stored agent settings as they are (no defaults filled in: a bundle carries exactly what the realm stores). */
+const AgentSettings = Type.Object({
+  ...SettingsSchema.properties,
+  quality_tier: Type.Optional(OneOf(QUALITY_TIERS)),
+  data_handling: Type.Optional(OneOf(DATA_HANDLING)),
+});
+
+export const AgentItem = Type.Object(
+  {
+    name: Username,
+    display_name: Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Null()]),
+    role: OneOf(['admin', 'developer', 'operator', 'viewer'] as const, { description: 'Its role in the realm' }),
+    system_prompt: Type.Union(
+      [
+        Type.Object(
+          { key: Type.String({ minLength: 1, maxLength: 120 }), version: Type.Integer({ minimum: 1 }) },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'A prompt version by key and version' },
+    ),
+    provider: Type.Union([Name, Type.Null()], { description: 'A provider by name (null: the realm default)' }),
+    default_flow: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()], {
+      description: 'A flow by name',
+    }),
+    allowed_mcp_servers: Type.Array(Name, { maxItems: 50, description: 'Tool servers by name' }),
+    metadata: Metadata,
+    settings: AgentSettings,
+    profile: AgentProfileSchema,
+    is_default: Type.Boolean(),
+  },
+  {
+    additionalProperties: false,
+    description: 'An agent identity (by username) with its configuration; every reference is a name',
+  },
+);
+
+const { servers: _serverIds, ...ruleFields } = RoutingRuleInputSchema.properties;
+export const RoutingRuleItem = Type.Object(
+  { ...ruleFields, servers: Type.Optional(Type.Array(Name, { minItems: 1, maxItems: 64 })) },
+  { additionalProperties: false, description: 'A tool routing rule; `servers` are tool servers by name' },
+);
+
+export const ToolRoutingItem = Type.Object(
+  { rules: Type.Array(RoutingRuleItem, { maxItems: BUNDLE_LIMITS.routing_rules }) },
+  {
+    additionalProperties: false,
+    description: 'The realm routing rules as one set: a deploy replaces the whole set when it differs',
+  },
+);
+
+export const FlowRoutingItem = Type.Object(
+  {
+    mode: OneOf(['automatic', 'explicit'] as const),
+    compatibility_fallback: Type.Boolean(),
+    fallback_flow: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()], {
+      description: 'A flow by name',
+    }),
+    canary_percentage: Type.Number({ minimum: 0, maximum: 100 }),
+  },
+  { additionalProperties: false, description: 'The realm flow routing policy' },
+);
+
+export const GovernanceItem = Type.Object(
+  {
+    policy: Type.Union(
+      [
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 120 }),
+            description: Type.Union([Type.String({ minLength: 1, maxLength: 2000 }), Type.Null()]),
+            rules: PolicyRules,
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      {
+        description:
+          'The content of the active policy version (null: none is active). A deploy whose policy differs creates the next version as a draft and activates it; null supersedes the active one.',
+      },
+    ),
+    quota: Type.Union([Type.Object(QuotaFields, { additionalProperties: false }), Type.Null()], {
+      description: 'The realm quota policy (null: none)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const SigningCredential = Type.Union([Type.Literal('signing_secret'), Type.Null()], {
+  description:
+    'A runtime webhook always has a signing secret; it is never exported. Supply it (`whsec_…`) as `credentials["runtime_webhooks/<url>"]`, or the webhook is deployed inactive with a new secret nobody knows and reported in `missing_credentials`.',
+});
+
+export const RuntimeWebhookItem = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048 }),
+    description: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]),
+    events: Type.Array(OneOf([...RUNTIME_EVENTS, '*']), { minItems: 1, maxItems: 50 }),
+    active: Type.Boolean(),
+    credential: SigningCredential,
+  },
+  { additionalProperties: false, description: 'A runtime webhook by URL' },
+);
+
+export const IntegrationClientItem = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 120 }),
+    description: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]),
+    role: OneOf(['admin', 'developer', 'operator', 'viewer'] as const),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'An integration client by name (never its client id or secret). A deployed new client gets its own key pair whose secret nobody receives: it is listed in `missing_credentials` (credential `client_secret`); rotate it (POST /api/v1/integrations/clients/{id}/rotate-secret) to obtain one.',
+  },
+);
+
 export type ProviderItem = Static<typeof ProviderItem>;
+export type FlowItem = Static<typeof FlowItem>;
+export type AgentItem = Static<typeof AgentItem>;
+export type RoutingRuleItem = Static<typeof RoutingRuleItem>;
+export type ToolRoutingItem = Static<typeof ToolRoutingItem>;
+export type FlowRoutingItem = Static<typeof FlowRoutingItem>;
+export type GovernanceItem = Static<typeof GovernanceItem>;
+export type RuntimeWebhookItem = Static<typeof RuntimeWebhookItem>;
+export type IntegrationClientItem = Static<typeof IntegrationClientItem>;
 export type PromptItem = Static<typeof PromptItem>;
 export type ToolServerItem = Static<typeof ToolServerItem>;
 
@@ -98,10 +267,19 @@ export const ConfigBundle = Type.Object(
     providers: Type.Optional(Type.Array(ProviderItem, { maxItems: BUNDLE_LIMITS.providers })),
     prompts: Type.Optional(Type.Array(PromptItem, { maxItems: BUNDLE_LIMITS.prompt_keys })),
     tool_servers: Type.Optional(Type.Array(ToolServerItem, { maxItems: BUNDLE_LIMITS.tool_servers })),
+    flows: Type.Optional(Type.Array(FlowItem, { maxItems: BUNDLE_LIMITS.flows })),
+    agents: Type.Optional(Type.Array(AgentItem, { maxItems: BUNDLE_LIMITS.agents })),
+    tool_routing: Type.Optional(ToolRoutingItem),
+    flow_routing: Type.Optional(FlowRoutingItem),
+    governance: Type.Optional(GovernanceItem),
+    runtime_webhooks: Type.Optional(Type.Array(RuntimeWebhookItem, { maxItems: BUNDLE_LIMITS.runtime_webhooks })),
+    integration_clients: Type.Optional(
+      Type.Array(IntegrationClientItem, { maxItems: BUNDLE_LIMITS.integration_clients }),
+    ),
   },
   {
     title: 'Keel engine configuration bundle',
-    description: `Format ${CONFIG_FORMAT}. Sections are lists keyed by name (prompts: by key); a section left out of a deployed bundle is not touched. Secrets are never part of a bundle: an item names the credential it needs in \`credential\`.`,
+    description: `Format ${CONFIG_FORMAT}. List sections are keyed by name (prompts: by key; runtime webhooks: by URL); \`tool_routing\`, \`flow_routing\` and \`governance\` are one object each for the whole realm. A section left out of a deployed bundle is not touched (so a bundle of only the first sections — providers, prompts, tool_servers — stays valid). Every reference between items is a name, never an id. Secrets are never part of a bundle: an item names the credential it needs in \`credential\`.`,
     additionalProperties: false,
   },
 );

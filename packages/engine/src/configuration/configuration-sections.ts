@@ -1,5 +1,6 @@
 import { canonicalJson, type Executor, fromJsonColumn, toBoolean } from '@keel/core';
 import type { EngineDb } from '../db/schema.ts';
+import type { Permission, RuntimePrincipal } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { checkTemplate } from '../prompts/prompt-service.ts';
 import {
@@ -45,15 +46,38 @@ import {
 import { BUNDLE_LIMITS, type PromptItem, type ProviderItem, type ToolServerItem } from './configuration-schemas.ts';
 import { listRealmPrompts, listRealmProviders, listRealmToolServers } from './configuration-store.ts';
 
-/** What a deploy knows while it plans and writes: the realm, the clock and the supplied credentials. */
+/** What a deploy knows while it plans and writes: the realm, the caller, the clock and the supplied credentials. */
 export interface DeployContext {
   rt: RuntimeContext;
   realmId: string;
   identityId: string;
+  principal: RuntimePrincipal;
   now: string;
   /** Raw secrets by reference (`<section>/<name>`); sealed on write, never stored or answered in clear. */
   credentials: Readonly<Record<string, string>>;
+  /** A dry run: nothing is written, so a name the bundle itself creates is not in the realm yet. */
+  dry: boolean;
+  /** The keys of every item the bundle names, by section (references to them resolve in a dry run). */
+  planned: ReadonlyMap<SectionName, ReadonlySet<string>>;
 }
+
+/** The sections of a bundle, in deploy order. */
+export const SECTION_NAMES = [
+  'providers',
+  'prompts',
+  'tool_servers',
+  'flows',
+  'agents',
+  'tool_routing',
+  'flow_routing',
+  'governance',
+  'runtime_webhooks',
+  'integration_clients',
+] as const;
+export type SectionName = (typeof SECTION_NAMES)[number];
+
+/** The key of the one item of a section that is one object for the realm (`single`). */
+export const REALM_KEY = 'realm';
 
 /** An item of the target realm as the exporter sees it, with the row it came from. */
 export interface Current<Item, Row> {
@@ -80,7 +104,11 @@ export interface Desired<Item> {
  * what the item becomes; `write` stores it.
  */
 export interface ConfigSection<Item, Row, Prepared> {
-  name: 'providers' | 'prompts' | 'tool_servers';
+  name: SectionName;
+  /** The section is one object for the whole realm (its one item is keyed `realm`; `read` answers exactly one). */
+  single?: true;
+  /** The permission writing a change of this section needs, when it is more than config:write. */
+  permission?: Permission;
   key(item: Item): string;
   read(db: Executor<EngineDb>, realmId: string, limit: number): Promise<Current<Item, Row>[]>;
   prepare(ctx: DeployContext, item: Item): Promise<Prepared>;
@@ -102,12 +130,12 @@ export interface ConfigSection<Item, Row, Prepared> {
    * then deletes it unless `dry`.
    */
   remove(trx: Executor<EngineDb>, ctx: DeployContext, current: Current<Item, Row>, dry: boolean): Promise<void>;
-  /** After the commit, for each item that existed and was changed or deleted (caches of this process). */
-  committed?(rt: RuntimeContext, current: Current<Item, Row>): Promise<void>;
+  /** After the commit, for each item that was written or deleted (`current`: as it was; caches of this process). */
+  committed?(rt: RuntimeContext, realmId: string, current: Current<Item, Row> | undefined): Promise<void>;
 }
 
 /** Runs `check`; a 400 it throws becomes RUNTIME_INVALID_REQUEST with the item it is about before the message. */
-async function about<T>(ref: string, check: () => Promise<T> | T): Promise<T> {
+export async function about<T>(ref: string, check: () => Promise<T> | T): Promise<T> {
   try {
     return await check();
   } catch (error) {
@@ -118,7 +146,7 @@ async function about<T>(ref: string, check: () => Promise<T> | T): Promise<T> {
 }
 
 /** The secret plan of an item that needs `credential`, given whether the target stores one and what it is. */
-function planSecret<Item extends { credential: 'api_key' | null; is_active: boolean }>(
+export function planSecret<Item extends { credential: 'api_key' | null; is_active: boolean }>(
   ctx: DeployContext,
   ref: string,
   item: Item,
@@ -143,7 +171,7 @@ function planSecret<Item extends { credential: 'api_key' | null; is_active: bool
   };
 }
 
-function tooMany(section: string, limit: number): never {
+export function tooMany(section: string, limit: number): never {
   throw RuntimeErrors.limit(`The realm has more than ${limit} ${section}: more than one bundle holds`);
 }
 
@@ -223,8 +251,8 @@ export const providerSection: ConfigSection<ProviderItem, ProviderRow, { item: P
         );
       if (!dry) await deleteProviderRow(db, row.id);
     },
-    async committed(rt, current) {
-      rt.models.drop(current.row.id);
+    async committed(rt, _realmId, current) {
+      if (current) rt.models.drop(current.row.id);
     },
   };
 
@@ -464,16 +492,10 @@ export const toolServerSection: ConfigSection<ToolServerItem, ServerRow, ToolSer
       throw RuntimeErrors.inUse(`tool_servers/${row.name} is named by a routing rule: keep it in the bundle`);
     if (!dry) await deleteServerRow(db, row.id);
   },
-  async committed(rt, current) {
+  async committed(rt, _realmId, current) {
+    if (!current) return;
     const tools = toolRuntimeOf(rt);
     await tools.connector.drop(current.row.id);
     tools.stats.forget(current.row.id);
   },
 };
-
-/**
- * The sections of a bundle, in deploy order (an area that references another comes after it). To add an area,
- * write its item schema in configuration-schemas.ts (an optional list on ConfigBundle) and a ConfigSection here,
- * and append it to this list.
- */
-export const CONFIG_SECTIONS = [providerSection, promptSection, toolServerSection] as const;

@@ -1,14 +1,45 @@
 import { canonicalJson, checkIdempotencyKey, type Executor, type IdempotentResponse } from '@keel/core';
 import type { EngineDb } from '../db/schema.ts';
-import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
+import { allows, type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { runWrite } from '../write.ts';
+import { agentSection } from './agent-section.ts';
 import { BUNDLE_LIMITS, CONFIG_FORMAT, ConfigBundle } from './configuration-schemas.ts';
-import { CONFIG_SECTIONS, type ConfigSection, type Current, type DeployContext } from './configuration-sections.ts';
+import {
+  type ConfigSection,
+  type Current,
+  type DeployContext,
+  promptSection,
+  providerSection,
+  SECTION_NAMES,
+  type SectionName,
+  toolServerSection,
+} from './configuration-sections.ts';
+import { flowSection } from './flow-section.ts';
+import { governanceSection } from './governance-section.ts';
+import { integrationClientSection, runtimeWebhookSection } from './integration-sections.ts';
+import { flowRoutingSection, toolRoutingSection } from './routing-sections.ts';
 
 type AnySection = ConfigSection<any, any, any>;
-type SectionName = (typeof CONFIG_SECTIONS)[number]['name'];
+
+/**
+ * The sections of a bundle, in deploy order (an area that references another comes after it). To add an area,
+ * write its item schema in configuration-schemas.ts (an optional list — or one object — on ConfigBundle), its
+ * name in SECTION_NAMES and a ConfigSection, and append it here.
+ */
+export const CONFIG_SECTIONS: readonly AnySection[] = [
+  providerSection,
+  promptSection,
+  toolServerSection,
+  flowSection,
+  agentSection,
+  toolRoutingSection,
+  flowRoutingSection,
+  governanceSection,
+  runtimeWebhookSection,
+  integrationClientSection,
+];
 
 export interface DeployInput {
   bundle: ConfigBundle;
@@ -32,11 +63,25 @@ export interface MissingCredential {
   credential: string;
 }
 
-const LIMITS = {
+const LIMITS: Record<SectionName, number> = {
   providers: BUNDLE_LIMITS.providers,
   prompts: BUNDLE_LIMITS.prompt_keys,
   tool_servers: BUNDLE_LIMITS.tool_servers,
-} as const;
+  flows: BUNDLE_LIMITS.flows,
+  agents: BUNDLE_LIMITS.agents,
+  tool_routing: 1,
+  flow_routing: 1,
+  governance: 1,
+  runtime_webhooks: BUNDLE_LIMITS.runtime_webhooks,
+  integration_clients: BUNDLE_LIMITS.integration_clients,
+};
+
+/** A section's items in a bundle (a `single` section is one object), or undefined when the bundle leaves it out. */
+function bundleItems(bundle: ConfigBundle, section: AnySection): unknown[] | undefined {
+  const value = (bundle as Record<string, unknown>)[section.name];
+  if (value === undefined) return undefined;
+  return section.single ? [value] : (value as unknown[]);
+}
 
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -54,7 +99,8 @@ export function configurationSchema(principal: RuntimePrincipal) {
     ...ConfigBundle,
     'x-keel-format': CONFIG_FORMAT,
     'x-keel-credential-refs':
-      'A deploy body names secrets as credentials["<section>/<name>"], for example credentials["providers/openai-main"]',
+      'A deploy body names secrets as credentials["<section>/<name>"], for example credentials["providers/openai-main"] (runtime webhooks by URL: credentials["runtime_webhooks/https://…"], a whsec_… signing secret)',
+    'x-keel-section-order': [...SECTION_NAMES],
   };
 }
 
@@ -63,19 +109,25 @@ export async function exportConfiguration(rt: RuntimeContext, principal: Runtime
   const realmId = requirePermission(principal, 'config:read');
   const bundle: Record<string, unknown> = { format: CONFIG_FORMAT };
   const required: string[] = [];
-  for (const section of CONFIG_SECTIONS as readonly AnySection[]) {
+  for (const section of CONFIG_SECTIONS) {
     const items = (await readSection(rt.db, section, realmId)).map((c) => c.item as { credential?: unknown });
-    bundle[section.name] = items;
+    bundle[section.name] = section.single ? items[0] : items;
     for (const item of items) if (item.credential) required.push(`${section.name}/${section.key(item)}`);
   }
   return { bundle: bundle as ConfigBundle, required_credentials: required };
 }
 
+/** The name a section's item is referenced by from other items (prompts: their key; flows: case-insensitive). */
+function plannedKey(section: AnySection, item: unknown): string {
+  const key = section.key(item);
+  return section.name === 'flows' ? key.trim().toLowerCase() : key;
+}
+
 function checkBundle(input: DeployInput): void {
   if (input.bundle.format !== CONFIG_FORMAT) throw RuntimeErrors.invalid(`bundle.format must be ${CONFIG_FORMAT}`);
   const wanted = new Set<string>();
-  for (const section of CONFIG_SECTIONS as readonly AnySection[]) {
-    const items: unknown[] = input.bundle[section.name] ?? [];
+  for (const section of CONFIG_SECTIONS) {
+    const items = bundleItems(input.bundle, section) ?? [];
     const keys = new Set<string>();
     for (const item of items) {
       const key = section.key(item);
@@ -94,8 +146,10 @@ function checkBundle(input: DeployInput): void {
 interface Outcome {
   changes: Change[];
   missing: MissingCredential[];
-  /** Existing items that were written, for the sections' after-commit work. */
-  updated: Array<{ section: AnySection; current: Current<Record<string, unknown>, unknown> }>;
+  /** Sections with changes that need a permission the caller lacks (a dry run reports them; a deploy is a 403). */
+  forbidden: SectionName[];
+  /** Items that were written or deleted (`current`: as they were), for the sections' after-commit work. */
+  updated: Array<{ section: AnySection; current: Current<Record<string, unknown>, unknown> | undefined }>;
 }
 
 /**
@@ -111,8 +165,16 @@ async function deploySections(
   const { dry, prune } = options;
   const changes: Change[] = [];
   const missing: MissingCredential[] = [];
+  const forbidden: SectionName[] = [];
   const updated: Outcome['updated'] = [];
-  for (const section of CONFIG_SECTIONS as readonly AnySection[]) {
+  // Writing a section whose permission the caller lacks: a dry run notes it, a deploy refuses (403) before the
+  // first write of that section, and the transaction then undoes what earlier sections wrote.
+  const permitted = (section: AnySection) => {
+    if (!section.permission || allows(ctx.principal.role, section.permission)) return;
+    if (!dry) requirePermission(ctx.principal, section.permission);
+    if (!forbidden.includes(section.name)) forbidden.push(section.name);
+  };
+  for (const section of CONFIG_SECTIONS) {
     const items = prepared.get(section.name);
     if (!items) continue;
     const current = new Map((await readSection(db, section, ctx.realmId)).map((c) => [section.key(c.item), c]));
@@ -130,20 +192,23 @@ async function deploySections(
       if (existing && desired.secretChanged && !fields.includes('credential')) fields.push('credential');
       const action = !existing ? 'create' : fields.length > 0 ? 'update' : 'unchanged';
       changes.push({ section: section.name, name, action, fields });
-      if (dry || action === 'unchanged') continue;
+      if (action === 'unchanged') continue;
+      permitted(section);
+      if (dry) continue;
       await section.write(db, ctx, item, desired, existing);
-      if (existing) updated.push({ section, current: existing });
+      updated.push({ section, current: existing });
     }
-    if (!prune) continue;
+    if (!prune || section.single) continue;
     const named = new Set(items.map((i) => i.name));
     for (const [name, existing] of current) {
       if (named.has(name)) continue;
+      permitted(section);
       await section.remove(db, ctx, existing, dry);
       changes.push({ section: section.name, name, action: 'delete', fields: [] });
       if (!dry) updated.push({ section, current: existing });
     }
   }
-  return { changes, missing, updated };
+  return { changes, missing, forbidden, updated };
 }
 
 function changedFields(from: Record<string, unknown>, to: Record<string, unknown>): string[] {
@@ -172,17 +237,25 @@ export async function deployConfiguration(
   const realmId = requirePermission(principal, dry && !input.credentials ? 'config:read' : 'config:write');
   const key = checkIdempotencyKey(idempotencyKey, false);
   checkBundle(input);
+  const planned = new Map<SectionName, Set<string>>();
+  for (const section of CONFIG_SECTIONS) {
+    const items = bundleItems(input.bundle, section);
+    if (items) planned.set(section.name, new Set(items.map((item) => plannedKey(section, item))));
+  }
   const ctx: DeployContext = {
     rt,
     realmId,
     identityId: principal.identityId,
+    principal,
     now: nowIso(rt),
     credentials: input.credentials ?? {},
+    dry,
+    planned,
   };
-  // Validation that may resolve names (SSRF checks) runs before the transaction.
+  // Validation that may resolve names (SSRF checks, flow compilation) runs before the transaction.
   const prepared = new Map<SectionName, Array<{ name: string; item: unknown }>>();
-  for (const section of CONFIG_SECTIONS as readonly AnySection[]) {
-    const items: unknown[] | undefined = input.bundle[section.name];
+  for (const section of CONFIG_SECTIONS) {
+    const items = bundleItems(input.bundle, section);
     if (!items) continue;
     const ready = items.map(async (item) => ({ name: section.key(item), item: await section.prepare(ctx, item) }));
     prepared.set(section.name, await Promise.all(ready));
@@ -194,6 +267,7 @@ export async function deployConfiguration(
     summary: summary(outcome.changes),
     changes: outcome.changes,
     missing_credentials: outcome.missing,
+    requires_admin: outcome.forbidden,
   });
   if (dry) {
     const outcome = await deploySections(rt.db, ctx, prepared, { dry: true, prune: input.prune === true });
@@ -220,6 +294,6 @@ export async function deployConfiguration(
     };
   });
   await rt.realms.invalidate(realmId);
-  for (const { section, current } of updated) await section.committed?.(rt, current);
+  for (const { section, current } of updated) await section.committed?.(rt, realmId, current);
   return outcome;
 }

@@ -27,7 +27,7 @@ import {
 const Text = (maxLength: number) => Type.String({ maxLength });
 const Words = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 20 });
 
-const ProfileBody = Type.Object(
+export const ProfileBody = Type.Object(
   {
     enabled: Type.Optional(Type.Boolean({ description: 'false: the flow is never routed to by intent' })),
     when_to_use: Type.Optional(Text(2000)),

@@ -118,7 +118,7 @@ export async function listRoutingProfiles(
   };
 }
 
-function policyOf(row: FlowRoutingPolicyRow | undefined): RoutingPolicy {
+export function policyOf(row: FlowRoutingPolicyRow | undefined): RoutingPolicy {
   if (!row) return DEFAULT_POLICY;
   return {
     mode: row.mode as RoutingPolicy['mode'],

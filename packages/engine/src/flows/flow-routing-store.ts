@@ -86,3 +86,8 @@ export function newestPublishedVersions(db: Executor<EngineDb>, flowIds: readonl
     .groupBy('flow_id')
     .execute();
 }
+
+/** Removes a flow's routing profile (routing reads the manifest of its config again). */
+export async function deleteRoutingProfile(db: Executor<EngineDb>, flowId: string): Promise<void> {
+  await db.deleteFrom('flow_routing_profile').where('flow_id', '=', flowId).execute();
+}

@@ -152,7 +152,7 @@ function toFixtureView(row: FlowFixtureRow) {
   };
 }
 
-function nameKey(name: string): string {
+export function nameKey(name: string): string {
   return name.trim().toLowerCase();
 }
 
@@ -233,7 +233,7 @@ export async function subflowPlans(
 }
 
 /** Compiles a config of a realm's flow (subflows resolved to published versions); throws FlowRejected. */
-async function compileForRealm(
+export async function compileForRealm(
   rt: RuntimeContext,
   realmId: string,
   config: unknown,
@@ -777,4 +777,37 @@ export async function testFlow(
     tested_at: testedAt,
     results,
   };
+}
+
+/**
+ * The publish rules applied to a config before it is stored (the configuration deploy publishes through them):
+ * it compiles in the realm, keeps the contract of `previous` (the plan of the flow's newest published version, when
+ * there is one: 409 FLOW_INCOMPATIBLE), and passes every one of `fixtures` (409 FLOW_NO_FIXTURES without any, FLOW_NOT_TESTED
+ * when one fails; `label` names the version in the message). Answers the compiled plan.
+ */
+export async function checkPublishable(
+  rt: RuntimeContext,
+  realmId: string,
+  config: unknown,
+  fixtures: readonly FixtureInput[],
+  options: { label: string; flowId?: string | undefined; previous?: FlowPlan | undefined },
+): Promise<FlowPlan> {
+  const plan = await compileForRealm(rt, realmId, config, {
+    ...(options.flowId ? { flowId: options.flowId } : {}),
+    ...(options.previous ? { previous: options.previous } : {}),
+  });
+  if (fixtures.length === 0) throw FlowErrors.noFixtures(options.label);
+  const plans = await subflowPlans(rt, realmId, plan);
+  for (const [index, input] of fixtures.entries()) {
+    checkFixture(input);
+    const fixture: Fixture = {
+      id: `fixture-${index}`,
+      name: input.name,
+      input: input.input ?? {},
+      mocks: (input.mocks ?? {}) as FixtureMocks,
+      expect: input.expect as FixtureExpect,
+    };
+    if (!(await runFixture(plan, fixture, plans)).passed) throw FlowErrors.notTested(options.label);
+  }
+  return plan;
 }

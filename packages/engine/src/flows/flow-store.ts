@@ -156,3 +156,8 @@ export function listActiveFlowVersions(db: Executor<EngineDb>, realmId: string) 
     .orderBy('f.name_key', 'asc')
     .execute();
 }
+
+/** Deletes every fixture of a flow (a configuration deploy replaces the set). */
+export async function deleteFixtureRows(db: Executor<EngineDb>, flowId: string): Promise<void> {
+  await db.deleteFrom('flow_fixture').where('flow_id', '=', flowId).execute();
+}

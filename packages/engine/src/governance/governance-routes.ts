@@ -54,7 +54,7 @@ const NameList = (description: string) =>
   );
 const Decimal = Type.String({ pattern: '^[0-9]{1,12}(\\.[0-9]{1,6})?$', description: 'Exact decimal, up to 6 places' });
 
-const Rules = Type.Object(
+export const Rules = Type.Object(
   {
     allowed_actions: Type.Optional(
       Type.Union([Type.Array(OneOf(ACTION_TYPES), { maxItems: ACTION_TYPES.length, uniqueItems: true }), Type.Null()], {
@@ -121,6 +121,15 @@ const AllowlistSchema = component(
     decision_note: Type.Union([Type.String(), Type.Null()]),
   }),
 );
+
+/** The writable limits of the realm quota policy (PUT /quotas and the configuration bundle). */
+export const QuotaFields = {
+  window_seconds: Type.Integer({ minimum: 1, maximum: 2_592_000 }),
+  max_requests: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()])),
+  max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }), Type.Null()])),
+  max_cost: Type.Optional(Type.Union([Decimal, Type.Null()])),
+  max_tool_calls: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()])),
+};
 
 const QuotaSchema = Type.Object({
   realm_id: Type.String(),
@@ -358,23 +367,7 @@ export function registerGovernanceRoutes(app: App, rt: RuntimeContext): void {
         summary: 'Create or replace the realm quota policy',
         description:
           "Admin or owner. Fixed windows of `window_seconds` (aligned to the epoch). Counted: `max_requests` — chat and execute turns, queued and synchronous executions, evaluation runs (one each); `max_tool_calls` — every tool call (REST tool execution, flow tool steps); `max_tokens` and `max_cost` — input plus output tokens and cost of finished turns (a run starts while any is left; cost in the providers' currency, compared exactly to 6 places). Over a limit: 429 GOVERNANCE_QUOTA_EXCEEDED with `Retry-After` (seconds to the window's end). With REDIS_URL every instance shares the counters; without it (or while Redis is unreachable) each instance counts alone. Null or omitted limits are unlimited; at least one is required. PUT replaces the whole policy; instances apply it within 5 s.",
-        body: Type.Object(
-          {
-            ...RealmField,
-            window_seconds: Type.Integer({ minimum: 1, maximum: 2_592_000 }),
-            max_requests: Type.Optional(
-              Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]),
-            ),
-            max_tokens: Type.Optional(
-              Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }), Type.Null()]),
-            ),
-            max_cost: Type.Optional(Type.Union([Decimal, Type.Null()])),
-            max_tool_calls: Type.Optional(
-              Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]),
-            ),
-          },
-          { additionalProperties: false },
-        ),
+        body: Type.Object({ ...RealmField, ...QuotaFields }, { additionalProperties: false }),
         response: { 200: QuotaSchema, ...runtimeErrors },
       },
       config: runtimeConfig,

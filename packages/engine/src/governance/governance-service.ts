@@ -134,7 +134,7 @@ export function toPolicyView(row: PolicyRow) {
   };
 }
 
-function normalizeRules(rules: Partial<PolicyRules> = {}): PolicyRules {
+export function normalizeRules(rules: Partial<PolicyRules> = {}): PolicyRules {
   const unique = (list: string[] | null | undefined) => (list ? [...new Set(list)].sort() : null);
   return {
     allowed_actions: unique(rules.allowed_actions),
@@ -342,13 +342,32 @@ export function toQuotaView(row: QuotaRow) {
   };
 }
 
+/** The stored quota policy of an input: at least one limit (400 otherwise), the cost exact to 6 places. */
+export function quotaRow(
+  realmId: string,
+  input: Omit<QuotaInput, 'realm_id'>,
+  actor: { identityId: string; now: string },
+): QuotaRow {
+  const limits = [input.max_requests, input.max_tokens, input.max_cost, input.max_tool_calls];
+  if (limits.every((limit) => limit === undefined || limit === null))
+    throw RuntimeErrors.invalid('Set at least one of max_requests, max_tokens, max_cost, max_tool_calls');
+  return {
+    realm_id: realmId,
+    window_seconds: input.window_seconds,
+    max_requests: input.max_requests ?? null,
+    max_tokens: input.max_tokens ?? null,
+    max_cost: input.max_cost === undefined || input.max_cost === null ? null : String(toMicros(input.max_cost) / 1e6),
+    max_tool_calls: input.max_tool_calls ?? null,
+    updated_by: actor.identityId,
+    updated_at: actor.now,
+  };
+}
+
 /** Creates or replaces the realm's quota policy; every instance applies it within 5 s (at once on this one). */
 export async function putQuota(rt: RuntimeContext, principal: RuntimePrincipal, input: QuotaInput) {
   const realmId = requirePermission(principal, GOVERNANCE_WRITE);
   checkRealmField(principal, input.realm_id);
-  const limits = [input.max_requests, input.max_tokens, input.max_cost, input.max_tool_calls];
-  if (limits.every((limit) => limit === undefined || limit === null))
-    throw RuntimeErrors.invalid('Set at least one of max_requests, max_tokens, max_cost, max_tool_calls');
+  const row = quotaRow(realmId, input, { identityId: principal.identityId, now: nowIso(rt) });
   const outcome = await governanceWrite(
     rt,
     principal,
@@ -356,17 +375,6 @@ export async function putQuota(rt: RuntimeContext, principal: RuntimePrincipal, 
     undefined,
     input,
     async (trx, audit) => {
-      const row: QuotaRow = {
-        realm_id: realmId,
-        window_seconds: input.window_seconds,
-        max_requests: input.max_requests ?? null,
-        max_tokens: input.max_tokens ?? null,
-        max_cost:
-          input.max_cost === undefined || input.max_cost === null ? null : String(toMicros(input.max_cost) / 1e6),
-        max_tool_calls: input.max_tool_calls ?? null,
-        updated_by: principal.identityId,
-        updated_at: nowIso(rt),
-      };
       await upsertQuota(trx, row);
       const { realm_id: _realm, updated_by: _by, updated_at: _at, ...details } = toQuotaView(row);
       await audit({ action: 'quota.replaced', targetType: 'quota', targetId: realmId, details });

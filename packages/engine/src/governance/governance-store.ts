@@ -353,3 +353,8 @@ export async function listSnapshotRows(db: Executor<EngineDb>, realmId: string, 
   ]);
   return { policies, allowlist, datasets, runs, deployments, support, lawful, audit, quota };
 }
+
+/** Removes the realm's quota policy (no limits). */
+export async function deleteQuota(db: Executor<EngineDb>, realmId: string): Promise<void> {
+  await db.deleteFrom('governance_quota').where('realm_id', '=', realmId).execute();
+}

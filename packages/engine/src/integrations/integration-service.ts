@@ -1,4 +1,5 @@
-import { generateKey, sha256Hex, toIsoString } from '@keel/core';
+import { type Executor, generateKey, sha256Hex, toIsoString } from '@keel/core';
+import type { EngineDb } from '../db/schema.ts';
 import { createIdentity, issueKeyPair } from '../identity/identity-service.ts';
 import { rotateAccessKeySecret, upsertMember } from '../identity/identity-store.ts';
 import { type Role, type RuntimePrincipal, requireGrantable, requirePermission } from '../identity/roles.ts';
@@ -67,42 +68,62 @@ export async function createClient(rt: RuntimeContext, principal: RuntimePrincip
   requireGrantable(principal, role);
   const now = nowIso(rt);
   const id = newId();
-  const credentials = await inTransaction(rt.engine, async (trx) => {
-    if (await integrationClientNameTaken(trx, realmId, input.name))
-      throw RuntimeErrors.nameTaken(`An integration client named ${input.name} exists in this realm`);
-    const identity = await createIdentity(trx, {
-      username: `integration-${id}`,
-      userType: 'service',
-      realmId,
-      displayName: input.name,
-      metadata: { integration_client_id: id },
-      now,
-    });
-    await upsertMember(trx, { realm_id: realmId, identity_id: identity.id, role, now });
-    const pair = await issueKeyPair(trx, {
-      identityId: identity.id,
-      realmId,
-      name: `integration client ${input.name}`,
-      expiresAt: null,
-      now,
-    });
-    await insertIntegrationClient(trx, {
-      id,
-      realm_id: realmId,
-      name: input.name,
-      description: input.description ?? null,
-      identity_id: identity.id,
-      key_id: pair.key_id,
-      role,
-      secret_rotated_at: null,
-      created_by: principal.identityId,
-      created_at: now,
-      updated_at: now,
-    });
-    return pair;
-  });
+  const credentials = await inTransaction(rt.engine, (trx) =>
+    insertClientRecords(trx, { id, realmId, ...input, role, createdBy: principal.identityId, now }),
+  );
   await rt.realms.invalidate(realmId);
   return { ...toClientView(await clientOf(rt, realmId, id), rt.clock()), client_secret: credentials.secret_key };
+}
+
+/**
+ * Stores a client on `trx`: its service identity with `role` in the realm and one key pair (answered: the secret
+ * is in it once). 409 RUNTIME_NAME_TAKEN when the realm has a client of that name.
+ */
+export async function insertClientRecords(
+  trx: Executor<EngineDb>,
+  input: {
+    id: string;
+    realmId: string;
+    name: string;
+    description?: string | null | undefined;
+    role: string;
+    createdBy: string;
+    now: string;
+  },
+) {
+  const { id, realmId, role, now } = input;
+  if (await integrationClientNameTaken(trx, realmId, input.name))
+    throw RuntimeErrors.nameTaken(`An integration client named ${input.name} exists in this realm`);
+  const identity = await createIdentity(trx, {
+    username: `integration-${id}`,
+    userType: 'service',
+    realmId,
+    displayName: input.name,
+    metadata: { integration_client_id: id },
+    now,
+  });
+  await upsertMember(trx, { realm_id: realmId, identity_id: identity.id, role, now });
+  const pair = await issueKeyPair(trx, {
+    identityId: identity.id,
+    realmId,
+    name: `integration client ${input.name}`,
+    expiresAt: null,
+    now,
+  });
+  await insertIntegrationClient(trx, {
+    id,
+    realm_id: realmId,
+    name: input.name,
+    description: input.description ?? null,
+    identity_id: identity.id,
+    key_id: pair.key_id,
+    role,
+    secret_rotated_at: null,
+    created_by: input.createdBy,
+    created_at: now,
+    updated_at: now,
+  });
+  return pair;
 }
 
 /** The realm's clients (admin+), newest first; never a secret. */

@@ -92,3 +92,16 @@ export async function markClientRotated(db: Executor<EngineDb>, id: string, now:
     .where('id', '=', id)
     .execute();
 }
+
+export async function updateIntegrationClient(
+  db: Executor<EngineDb>,
+  id: string,
+  set: { description: string | null; role: string; updated_at: string },
+): Promise<void> {
+  await db.updateTable('integration_client').set(set).where('id', '=', id).execute();
+}
+
+/** Deletes a client's record (its identity, key pair and membership go with deleteIdentity). */
+export async function deleteIntegrationClientRow(db: Executor<EngineDb>, id: string): Promise<void> {
+  await db.deleteFrom('integration_client').where('id', '=', id).execute();
+}

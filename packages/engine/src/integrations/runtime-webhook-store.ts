@@ -96,3 +96,13 @@ export function listActiveRuntimeWebhooksOf(
     .where('active', '=', true)
     .execute();
 }
+
+export async function updateRuntimeWebhookRow(
+  db: Executor<EngineDb>,
+  id: string,
+  set: Partial<Pick<RuntimeWebhookRow, 'description' | 'events' | 'active' | 'signing_secret_sealed'>> & {
+    updated_at: string;
+  },
+): Promise<void> {
+  await db.updateTable('runtime_webhook').set(set).where('id', '=', id).execute();
+}

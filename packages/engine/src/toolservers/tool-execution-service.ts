@@ -715,7 +715,7 @@ async function validatedRule(tools: ToolRuntime, realmId: string, id: string, bo
   return { ...checked.rule, ...(servers.length > 0 ? { servers } : {}) };
 }
 
-async function rulesChanged(tools: ToolRuntime, realmId: string): Promise<void> {
+export async function rulesChanged(tools: ToolRuntime, realmId: string): Promise<void> {
   tools.rules.delete(realmId);
   await tools.rt.cache.publish(RULES_CHANNEL, realmId);
 }
