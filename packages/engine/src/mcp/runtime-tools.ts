@@ -311,6 +311,7 @@ export function runtimeGroupTools(
           realm(call.principal).principal,
           { ...body, sessionId: body.session_id, resumeToken: body.resume_token },
           call.traceId,
+          'mcp',
         ) as never;
       },
     }),
