@@ -170,13 +170,15 @@ function candidateOf(tools: ToolRuntime, offer: Offer): RouteCandidate {
 interface TraceBuffer {
   rows: { trace_id: string; realm_id: string; seq: number; trace: string; created_at: string }[];
   timer: NodeJS.Timeout | undefined;
+  /** The flush in progress: a later flush (a trace read) waits for it, so it never reads before that commit. */
+  writing: Promise<void>;
 }
 const traceBuffers = new WeakMap<ToolRuntime, TraceBuffer>();
 
 function bufferOf(tools: ToolRuntime): TraceBuffer {
   let buffer = traceBuffers.get(tools);
   if (!buffer) {
-    buffer = { rows: [], timer: undefined };
+    buffer = { rows: [], timer: undefined, writing: Promise.resolve() };
     traceBuffers.set(tools, buffer);
   }
   return buffer;
@@ -187,12 +189,17 @@ async function flushTraces(tools: ToolRuntime): Promise<void> {
   if (buffer.timer) clearTimeout(buffer.timer);
   buffer.timer = undefined;
   const batch = buffer.rows.splice(0, buffer.rows.length);
-  if (batch.length === 0) return;
+  const previous = buffer.writing;
+  if (batch.length === 0) return previous;
   const cutoff = new Date(tools.rt.clock() - EXECUTION_LIMITS.traceRetentionMs).toISOString();
-  await inTransaction(tools.rt.engine, async (trx) => {
-    for (const row of batch) await insertTrace(trx, row);
-    await deleteTracesBefore(trx, cutoff);
-  }).catch((error: unknown) => tools.rt.log.warn({ err: error }, 'routing traces not stored'));
+  const writing = previous.then(() =>
+    inTransaction(tools.rt.engine, async (trx) => {
+      for (const row of batch) await insertTrace(trx, row);
+      await deleteTracesBefore(trx, cutoff);
+    }).catch((error: unknown) => tools.rt.log.warn({ err: error }, 'routing traces not stored')),
+  );
+  buffer.writing = writing;
+  return writing;
 }
 
 function recordTrace(tools: ToolRuntime, realmId: string, traceId: string, trace: Record<string, unknown>): void {
