@@ -91,7 +91,7 @@ const TotalsSchema = {
 const Totals = Type.Object(TotalsSchema);
 
 const WINDOW =
-  'Window [from, to) on occurred_at: default the 30 days before now, at most 366 days (else 400). Sums are exact (integer pico-units added by the database) and kept apart per currency; a turn is one record (its execution id is unique), so nothing is counted twice.';
+  "Window [from, to) on occurred_at: default the 30 days before now, at most 366 days (else 400). Sums are exact (integer pico-units added by the database) and kept apart per currency; a turn is one record (its execution id is unique) and a durable flow step's records are written with the step (a replayed step adds none), so nothing is counted twice.";
 
 const WindowQuery = {
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive; default `to` − 30 days' })),
