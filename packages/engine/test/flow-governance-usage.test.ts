@@ -261,6 +261,29 @@ for (const target of testDatabaseTargets()) {
       );
     });
 
+    test('the calls of a tool step that failed are usage records too, written with the final state', async (t) => {
+      const engine = await shared.fresh();
+      const token = engine.a.token;
+      const a = await agentWithTools(engine, t);
+      const flowId = await activeFlow(
+        engine,
+        token,
+        [lookup('one', 'done'), { id: 'done', type: 'output', action: 'DATA_RESULT', data: { var: 'vars.one' } }],
+        { tools: { lookup_stock: { ok: true } } },
+      );
+      a.server.state.failCalls = 503;
+      const run = await execute(engine, flowId, a.agentId);
+      assert.ok(['retryable_failure', 'terminal_failure'].includes(run.body.state), JSON.stringify(run.body));
+      assert.equal(run.body.error.node_id, 'one');
+      const usage = await engine.call('GET', '/api/v1/usages', { token });
+      assert.ok(usage.body.data.length >= 1);
+      for (const record of usage.body.data)
+        assert.deepEqual(
+          [record.source, record.name, record.status, record.step_key, record.flow_execution_id],
+          ['flow', 'lookup_stock', 'failed', 'one#1', run.body.id],
+        );
+    });
+
     test("the pinned policy version's allowed_actions decides a durable execution's output, whatever was activated since", async (t) => {
       const engine = await shared.fresh();
       const token = engine.a.token;
@@ -306,7 +329,7 @@ for (const target of testDatabaseTargets()) {
       assert.equal(kept.action.content, 'Hello');
     });
 
-    test('REST tool calls are usage records (source tools); a refused call is none', async (t) => {
+    test('REST tool calls (execute, execute-parallel, aggregate, proxy) are usage records of source tools; a refused call is none', async (t) => {
       const engine = await shared.fresh();
       const token = engine.a.token;
       const server = await startMcpServer(t, { tools: defaultTools() });
@@ -335,18 +358,27 @@ for (const target of testDatabaseTargets()) {
         body: { tool_name: 'lookup_stock', arguments: { nope: 1 } },
       });
       assert.equal(invalid.status, 400);
-      assert.equal(server.calls.length, 2);
+      const aggregate = await engine.call('POST', '/api/v1/runtime/mcp/tools/aggregate', {
+        token,
+        body: { tool_name: 'lookup_stock', arguments: { sku: 'M-3' } },
+      });
+      assert.equal(aggregate.status, 200, JSON.stringify(aggregate.body));
+      const proxied = await engine.call('POST', '/api/v1/runtime/mcp/proxy', {
+        token,
+        body: { server_id: registered.body.id, tool_name: 'lookup_stock', arguments: { sku: 'M-4' } },
+      });
+      assert.equal(proxied.status, 200, JSON.stringify(proxied.body));
+      assert.equal(server.calls.length, 4);
       const usage = await engine.call('GET', '/api/v1/usages', { token });
-      assert.deepEqual(
-        usage.body.data.map((r: any) => [r.type, r.source, r.name, r.tool_server_id, r.status, r.quantity, r.unit]),
-        [
+      assert.equal(usage.body.data.length, 4);
+      for (const record of usage.body.data)
+        assert.deepEqual(
+          [record.type, record.source, record.name, record.tool_server_id, record.status, record.quantity, record.unit],
           ['tool', 'tools', 'lookup_stock', registered.body.id, 'succeeded', 1, 'call'],
-          ['tool', 'tools', 'lookup_stock', registered.body.id, 'succeeded', 1, 'call'],
-        ],
-      );
-      assert.equal(usage.body.data[0].metadata.attempts, 1);
+        );
+      assert.equal(usage.body.data.at(-1).metadata.attempts, 1);
       const tools = await engine.call('GET', '/api/v1/usages/tools/summary', { token });
-      assert.equal(tools.body.totals.records, 2);
+      assert.equal(tools.body.totals.records, 4);
       // Another realm sees none of them.
       const foreign = await engine.call('GET', '/api/v1/usages', { token: engine.b.token });
       assert.equal(foreign.body.data.length, 0);
