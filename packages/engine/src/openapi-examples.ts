@@ -497,7 +497,12 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   'POST /api/v1/runtime/webhooks': {
     body: {
       url: E.runtimeWebhookUrl,
-      events: ['execution.succeeded', 'execution.failed', 'flow_execution.waiting_for_approval'],
+      events: [
+        'execution.succeeded',
+        'execution.failed',
+        'flow_execution.waiting_for_approval',
+        'usage.threshold_reached',
+      ],
       description: 'Order desk notifications',
     },
   },
@@ -542,6 +547,7 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
       max_tokens: 20_000_000,
       max_cost: '250.00',
       max_tool_calls: 100_000,
+      notify_at_percent: [80, 100],
     },
   },
   'POST /api/v1/governance/evaluation-datasets': {

@@ -33,7 +33,15 @@ function runtimeCall(engine: EngineUnderTest, token: string) {
 
 /** A flow step's call into the invoker (`scope` of the realm, the call with `overrides`). */
 function stepCall(realmId: string, overrides: Partial<ToolCall> & Pick<ToolCall, 'tool' | 'arguments'>) {
-  const scope = { executionId: 'e1', realmId, agentId: null, approvalGated: new Set<string>(), policyVersionId: null };
+  const scope = {
+    executionId: 'e1',
+    realmId,
+    agentId: null,
+    approvalGated: new Set<string>(),
+    policyVersionId: null,
+    createdBy: 'test',
+    sessionId: null,
+  };
   const call: ToolCall = {
     executionId: 'e1',
     stepKey: `root/${overrides.tool}#1`,

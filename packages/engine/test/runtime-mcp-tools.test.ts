@@ -89,6 +89,12 @@ for (const target of testDatabaseTargets()) {
       });
       assert.equal(refused.isError, true);
       assert.equal(refused.data.error.code, 'TOOL_ARGUMENTS_INVALID');
+      // The call made is one usage record of source `mcp`; the refused one (nothing called) is none.
+      const toolUsage = await engine.call('GET', '/api/v1/usages?type=tool', { token: engine.a.token });
+      assert.deepEqual(
+        toolUsage.body.data.map((r: any) => [r.source, r.name, r.tool_server_id, r.status]),
+        [['mcp', 'lookup_stock', registered.body.id, 'succeeded']],
+      );
 
       // A 403 of the runtime (registration disabled) is a JSON-RPC error, like every permission failure of the endpoint.
       await assert.rejects(

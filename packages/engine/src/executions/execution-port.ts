@@ -10,14 +10,17 @@ import {
   type FlowStepRecord,
   type GenerateCall,
   type PortResult,
+  QUOTA_EXCEEDED,
   type ResourceCall,
   type SpecialistCall,
   type ToolCall,
 } from '../flows/index.ts';
+import { admitModelCall, chargeRun, quotaRetryAfter } from '../governance/governance-enforcement.ts';
 import type { ChatTurn } from '../providers/model-clients.ts';
 import { costPicos } from '../providers/pricing.ts';
 import { loadProvider } from '../providers/provider-service.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
+import { type MeteredUse, recordMetered } from '../usage/usage-service.ts';
 import { inTransaction } from '../write.ts';
 import { insertEvent, insertSteps, listSteps } from './execution-store.ts';
 
@@ -33,6 +36,14 @@ export interface ExecutionScope {
   approvalGated: ReadonlySet<string>;
   /** The governance policy version pinned to the execution at creation (its tool rules apply to every step). */
   policyVersionId: string | null;
+  /** Who created the execution and its chat session (usage records of its steps name them). */
+  createdBy: string;
+  sessionId: string | null;
+  /**
+   * Set by the store port for the invoker: a tool call made for the step `stepKey` (its usage record is written
+   * with that step, or with the execution's final state when the step failed).
+   */
+  meter?: ((stepKey: string, use: MeteredUse) => void) | undefined;
 }
 
 /**
@@ -56,14 +67,34 @@ function modelFailure(error: unknown): FlowPortError {
   return new FlowPortError('MODEL_FAILED', 'the model call failed', true);
 }
 
-/** A model answer of an agent's provider for one node; its cost in picos. */
+/**
+ * A realm quota refusal as the flow port's error: QUOTA_EXCEEDED, retryable at the window's end (the executor then
+ * stops the run as a retryable failure; see `FlowPortError.retryAt`); undefined for any other error.
+ */
+export function quotaPortError(error: unknown, now: number): FlowPortError | undefined {
+  const seconds = quotaRetryAfter(error);
+  if (seconds === undefined) return undefined;
+  return new FlowPortError(
+    QUOTA_EXCEEDED,
+    (error as Error).message,
+    true,
+    new Date(now + seconds * 1000).toISOString(),
+  );
+}
+
+/**
+ * A model answer of an agent's provider for one node; its cost in picos. The realm quota is checked first (tokens
+ * and cost not used up, else QUOTA_EXCEEDED and nothing is called) and charged with the answer's tokens and cost;
+ * the answer's usage goes to `meter`.
+ */
 async function complete(
   rt: RuntimeContext,
   realmId: string,
   agentId: string | null,
   messages: ChatTurn[],
-  signal: AbortSignal,
+  call: { signal: AbortSignal; stepKey: string },
   timeoutMs: number,
+  meter: (stepKey: string, use: MeteredUse) => void,
 ): Promise<{ content: string; costPicos: bigint }> {
   if (agentId === null)
     throw new FlowPortError('AGENT_REQUIRED', 'a model node needs the execution to name an agent', false);
@@ -72,14 +103,29 @@ async function complete(
   const provider = await loadProvider(rt, realmId, agent.aiProviderId);
   if (!provider) throw new FlowPortError('AGENT_REQUIRED', 'the agent has no provider', false);
   try {
-    const answer = await rt.models.complete(provider, messages, { timeoutMs, signal });
-    return {
-      content: answer.content,
-      costPicos: costPicos(provider.prices, { inputTokens: answer.inputTokens, outputTokens: answer.outputTokens }),
-    };
+    await admitModelCall(rt, realmId);
+  } catch (error) {
+    throw quotaPortError(error, rt.clock()) ?? error;
+  }
+  let answer: Awaited<ReturnType<RuntimeContext['models']['complete']>>;
+  try {
+    answer = await rt.models.complete(provider, messages, { timeoutMs, signal: call.signal });
   } catch (error) {
     throw modelFailure(error);
   }
+  const tokens = { inputTokens: answer.inputTokens, outputTokens: answer.outputTokens };
+  const picos = costPicos(provider.prices, tokens);
+  meter(call.stepKey, {
+    type: 'ai',
+    providerId: provider.id,
+    model: provider.textModel,
+    agentId: agent.id,
+    ...tokens,
+    costPicos: picos,
+    currency: provider.currency,
+  });
+  await chargeRun(rt, realmId, { tokens: answer.inputTokens + answer.outputTokens, costPicos: picos });
+  return { content: answer.content, costPicos: picos };
 }
 
 const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
@@ -89,8 +135,13 @@ const PURE_STEPS = new Set(['input', 'transform', 'condition', 'output']);
 
 /** The store port: the executor's port plus the steps it holds back until the next durable write. */
 export interface StorePort extends FlowPort {
-  /** Writes the held-back steps in `trx` (the worker's final state change), in save order. */
+  /**
+   * Writes the held-back steps in `trx` (the worker's final state change), in save order, and the usage records of
+   * calls whose step failed.
+   */
   flushPending(trx: Executor<EngineDb>): Promise<void>;
+  /** When the last realm-quota refusal of this run clears (QUOTA_EXCEEDED), if there was one. */
+  quotaRefusedUntil(): string | undefined;
 }
 
 /**
@@ -114,24 +165,96 @@ export function createStorePort(
     fresh?: boolean;
   },
 ): StorePort {
+  // Usage of model and tool calls by step key, until the step (or the execution's final state) is stored.
+  const metered = new Map<string, MeteredUse[]>();
+  const meter = (stepKey: string, use: MeteredUse) => {
+    const uses = metered.get(stepKey);
+    if (uses) uses.push(use);
+    else metered.set(stepKey, [use]);
+  };
+  const invokerScope: ExecutionScope = { ...scope, meter };
+  /** Writes the metered usage of these step keys (all of it without keys) in `trx`, with the step records. */
+  const writeUsage = async (trx: Executor<EngineDb>, keys: readonly string[] | undefined, at: string) => {
+    const uses: Parameters<typeof recordMetered>[1][number][] = [];
+    for (const key of keys ?? [...metered.keys()]) {
+      const list = metered.get(key);
+      if (!list) continue;
+      metered.delete(key);
+      const context = {
+        realmId: scope.realmId,
+        source: 'flow' as const,
+        sessionId: scope.sessionId,
+        createdBy: scope.createdBy,
+        at,
+        flowExecutionId: scope.executionId,
+        stepKey: key,
+      };
+      for (const use of list) uses.push({ use, context });
+    }
+    await recordMetered(trx, uses);
+  };
   /** A model node's answer: the agent's provider with the node's instructions as the system turn. */
   const answer = async (
     agentId: string | null,
-    call: { instructions: string; input: unknown; signal: AbortSignal },
+    call: { instructions: string; input: unknown; signal: AbortSignal; stepKey: string },
   ): Promise<PortResult> => {
     const messages: ChatTurn[] = [
       { role: 'system', content: call.instructions },
       { role: 'user', content: asText(call.input) },
     ];
-    const result = await complete(rt, scope.realmId, agentId, messages, call.signal, options.nodeTimeoutMs);
+    const result = await complete(rt, scope.realmId, agentId, messages, call, options.nodeTimeoutMs, meter);
     return { output: result.content, costPicos: result.costPicos };
+  };
+  /** An ai_decision or supervisor round: the model picks one of the choices (parsed leniently). */
+  const decide = async (call: DecideCall) => {
+    const choices = call.choices.map((choice) => `- ${choice.key}: ${choice.description}`).join('\n');
+    const answer = await complete(
+      rt,
+      scope.realmId,
+      scope.agentId,
+      [
+        {
+          role: 'system',
+          content: `${call.instructions}\nChoose exactly one of these keys:\n${choices}\nAnswer with only a JSON object {"choice": "<key>", "confidence": <0..1>}.`,
+        },
+        { role: 'user', content: asText(call.input) },
+      ],
+      call,
+      options.nodeTimeoutMs,
+      meter,
+    );
+    let parsed: { choice?: unknown; confidence?: unknown } = {};
+    try {
+      parsed = JSON.parse(answer.content.trim()) as typeof parsed;
+    } catch {
+      // Not JSON: resolveDecision takes the fallback choice (unknown_choice).
+    }
+    return {
+      choice: typeof parsed.choice === 'string' ? parsed.choice : '',
+      confidence: typeof parsed.confidence === 'number' ? parsed.confidence : 0,
+      costPicos: answer.costPicos,
+    };
   };
   let seq = 0;
   let saving: Promise<unknown> = Promise.resolve();
   let pending: FlowStepRecord[] = [];
+  let refusedUntil: string | undefined;
+  /** Remembers when a realm-quota refusal of a call clears (the worker stores it as the failure's `retry_at`). */
+  const watchQuota = <T>(call: Promise<T>): Promise<T> =>
+    call.catch((error: unknown) => {
+      if (error instanceof FlowPortError && error.retryAt !== undefined) refusedUntil = error.retryAt;
+      throw error;
+    });
   const write = async (trx: Executor<EngineDb>, records: FlowStepRecord[]) => {
     if (records.length === 0) return;
     const now = new Date(rt.clock()).toISOString();
+    // A step's usage records are stored in the transaction that stores the step: counted once, never without it.
+    if (metered.size > 0)
+      await writeUsage(
+        trx,
+        records.map((record) => record.key),
+        now,
+      );
     await insertSteps(
       trx,
       records.map((record) => ({
@@ -183,43 +306,21 @@ export function createStorePort(
       const records = pending;
       pending = [];
       await write(trx, records);
+      // Calls of steps that failed (no step record): stored with the final state, so they are counted too.
+      if (metered.size > 0) await writeUsage(trx, undefined, new Date(rt.clock()).toISOString());
     },
+    quotaRefusedUntil: () => refusedUntil,
     callTool: (call) =>
-      options.tools ? options.tools.callTool(scope, call) : Promise.reject(unavailable(`tool ${call.tool}`)),
+      options.tools
+        ? watchQuota(options.tools.callTool(invokerScope, call))
+        : Promise.reject(unavailable(`tool ${call.tool}`)),
     readResource: (call) =>
       options.tools
-        ? options.tools.readResource(scope, call)
+        ? options.tools.readResource(invokerScope, call)
         : Promise.reject(unavailable(`resource ${call.resource}`)),
-    generate: (call: GenerateCall) => answer(scope.agentId, call),
-    async decide(call: DecideCall) {
-      const choices = call.choices.map((choice) => `- ${choice.key}: ${choice.description}`).join('\n');
-      const answer = await complete(
-        rt,
-        scope.realmId,
-        scope.agentId,
-        [
-          {
-            role: 'system',
-            content: `${call.instructions}\nChoose exactly one of these keys:\n${choices}\nAnswer with only a JSON object {"choice": "<key>", "confidence": <0..1>}.`,
-          },
-          { role: 'user', content: asText(call.input) },
-        ],
-        call.signal,
-        options.nodeTimeoutMs,
-      );
-      let parsed: { choice?: unknown; confidence?: unknown } = {};
-      try {
-        parsed = JSON.parse(answer.content.trim()) as typeof parsed;
-      } catch {
-        // Not JSON: resolveDecision takes the fallback choice (unknown_choice).
-      }
-      return {
-        choice: typeof parsed.choice === 'string' ? parsed.choice : '',
-        confidence: typeof parsed.confidence === 'number' ? parsed.confidence : 0,
-        costPicos: answer.costPicos,
-      };
-    },
-    runSpecialist: (call: SpecialistCall) => answer(call.agentId, call),
+    generate: (call: GenerateCall) => watchQuota(answer(scope.agentId, call)),
+    decide: (call: DecideCall) => watchQuota(decide(call)),
+    runSpecialist: (call: SpecialistCall) => watchQuota(answer(call.agentId, call)),
     loadPlan: async (flowId, version) => options.plans.get(`${flowId}@${version}`),
     now: () => rt.clock(),
     sleep: (ms, signal) =>

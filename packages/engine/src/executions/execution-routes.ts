@@ -47,7 +47,20 @@ const ExecutionSchema = component(
       description: 'The latest normalized action (the result once succeeded; APPROVAL_REQUIRED while waiting; ERROR)',
     }),
     error: Type.Union([
-      Type.Object({ code: Type.String(), message: Type.String(), node_id: Type.Union([Type.String(), Type.Null()]) }),
+      Type.Object({
+        code: Type.String({
+          description:
+            'Why it failed, e.g. GOVERNANCE_QUOTA_EXCEEDED (a model or tool step refused by the realm quota: a retryable failure, the step not applied), POLICY_ACTION_BLOCKED (the pinned policy version refuses the output action), GOVERNANCE_POLICY_DENIED, TOOL_CALL_LIMIT, COST_LIMIT',
+        }),
+        message: Type.String(),
+        node_id: Type.Union([Type.String(), Type.Null()]),
+        retry_at: Type.Optional(
+          Type.String({
+            format: 'date-time',
+            description: 'GOVERNANCE_QUOTA_EXCEEDED: when the quota window ends (a retry is not queued before)',
+          }),
+        ),
+      }),
       Type.Null(),
     ]),
     wait: Type.Union([JsonRecord(), Type.Null()], {
@@ -255,7 +268,7 @@ export function registerExecutionRoutes(app: App, rt: RuntimeContext): void {
         ...base,
         summary: 'Retry a retryable execution',
         description:
-          'Only from `retryable_failure`: queued again after `retry_base_ms × 2^attempts` (the agent setting); completed steps are not run again. 409 RUNTIME_LIMIT_REACHED once `max_retries` are used (a retryable failure past the last retry ends `terminal_failure`).',
+          'Only from `retryable_failure`: queued again after `retry_base_ms × 2^attempts` (the agent setting), and not before `error.retry_at` after a realm-quota refusal; completed steps are not run again. 409 RUNTIME_LIMIT_REACHED once `max_retries` are used (a retryable failure past the last retry ends `terminal_failure`).',
         params: IdParams,
         response: { 200: ExecutionRef, ...runtimeErrors },
       },

@@ -76,7 +76,7 @@ export function toExecutionView(row: ExecutionRow) {
     state: row.state as ExecutionState,
     input: fromJsonColumn<Record<string, unknown>>(row.input),
     action: json<Record<string, unknown>>(row.action),
-    error: json<{ code: string; message: string; node_id: string | null }>(row.error),
+    error: json<{ code: string; message: string; node_id: string | null; retry_at?: string }>(row.error),
     wait: json<Wait>(row.wait),
     usage: json<Record<string, unknown>>(row.usage),
     pinned: fromJsonColumn<Record<string, unknown>>(row.pinned),
@@ -454,7 +454,10 @@ export async function retryExecution(rt: RuntimeContext, principal: RuntimePrinc
   if (row.attempts >= row.max_retries)
     throw RuntimeErrors.limit(`Execution ${row.id} used its ${row.max_retries} retries`);
   const settings = fromJsonColumn<AgentSettings>(row.settings);
-  const runAt = new Date(rt.clock() + settings.retry_base_ms * 2 ** row.attempts).toISOString();
+  // After a realm-quota refusal, not before the quota window ends (`error.retry_at`).
+  const quotaClears = Date.parse(json<{ retry_at?: string }>(row.error)?.retry_at ?? '');
+  const backoff = rt.clock() + settings.retry_base_ms * 2 ** row.attempts;
+  const runAt = new Date(Number.isNaN(quotaClears) ? backoff : Math.max(backoff, quotaClears)).toISOString();
   return move(
     rt,
     row,

@@ -15,8 +15,10 @@ import {
   createFlowExecutor,
   type FlowRunOutcome,
   type FlowStepRecord,
+  QUOTA_EXCEEDED,
   type ResumeSignal,
 } from '../flows/index.ts';
+import { actionAllowed, pinnedPolicy } from '../governance/governance-enforcement.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
 import { flowExecutionEvent } from '../webhooks/events.ts';
 import { inTransaction } from '../write.ts';
@@ -194,6 +196,8 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
           agentId: row.agent_id,
           approvalGated: approvalGatedNodes(plan),
           policyVersionId: row.policy_version_id,
+          createdBy: row.created_by,
+          sessionId: row.session_id,
         },
         {
           plans: await subflowPlans(rt, row.realm_id, plan),
@@ -203,6 +207,8 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
           fresh: row.claims === 1,
         },
       );
+      // The pinned policy version's allowed_actions decide the execution's answer (null: no policy was active).
+      const policy = await pinnedPolicy(rt, row.realm_id, row.policy_version_id);
       const outcome = await createFlowExecutor(port).run({
         executionId: row.id,
         plan,
@@ -211,6 +217,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
         signals: fromJsonColumn<Record<string, ResumeSignal>>(row.signals),
         compensate: compensating,
         signal: cancel.signal,
+        ...(policy?.rules.allowed_actions ? { actionAllowed: (type: string) => actionAllowed(policy, type) } : {}),
       });
       if (lost.signal.aborted) return;
       if (stopped.signal.aborted && outcome.status === 'cancelled' && !toBoolean(row.cancel_requested)) {
@@ -227,6 +234,10 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
         return;
       }
       const next = outcomeUpdate(row, outcome);
+      // A step refused by the realm quota: the failure says when the window ends (POST …/retry waits for it).
+      const retryAt = port.quotaRefusedUntil();
+      if (next.error?.code === QUOTA_EXCEEDED && retryAt !== undefined)
+        next.error = { ...next.error, retry_at: retryAt };
       // A compensation run keeps the error that made it necessary (its own outcome says only "cancelled").
       if (compensating && next.state === 'compensated') next.error = undefined;
       if (compensating && next.state === 'terminal_failure') next.compensationPending = false;
@@ -246,7 +257,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
   interface Finish {
     state: string;
     action?: unknown;
-    error?: { code: string; message: string; node_id: string | null } | undefined;
+    error?: { code: string; message: string; node_id: string | null; retry_at?: string } | undefined;
     wait?: unknown;
     runAt?: string;
     usage?: unknown;

@@ -47,12 +47,21 @@ export class FlowPortError extends Error {
   override name = 'FlowPortError';
   readonly code: string;
   readonly retryable: boolean;
-  constructor(code: string, message: string, retryable: boolean) {
+  /**
+   * A refusal that clears only at this time (a used-up realm quota, `QUOTA_EXCEEDED`): the node is not retried, no
+   * `on_error` takes it, and the run stops as a retryable failure before anything of the step was applied.
+   */
+  readonly retryAt: string | undefined;
+  constructor(code: string, message: string, retryable: boolean, retryAt?: string) {
     super(message);
     this.code = code;
     this.retryable = retryable;
+    this.retryAt = retryAt;
   }
 }
+
+/** The code of a step refused because the realm quota is used up (see `FlowPortError.retryAt`). */
+export const QUOTA_EXCEEDED = 'GOVERNANCE_QUOTA_EXCEEDED';
 
 export interface PortCallBase {
   executionId: string;
@@ -146,6 +155,11 @@ export interface FlowRunRequest {
   compensate?: boolean;
   /** Cancels the run: checked before each step and passed to each port call. */
   signal?: AbortSignal;
+  /**
+   * The governance rule on the answer (the pinned policy version's `allowed_actions`): an output node of the
+   * execution's own plan whose action it refuses fails the run with POLICY_ACTION_BLOCKED (no subflow's output).
+   */
+  actionAllowed?: (actionType: string) => boolean;
 }
 
 export interface FlowUsage {
@@ -325,7 +339,7 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
         return { value, attempts };
       } catch (error) {
         if (cancelSignal?.aborted) throw new Cancelled();
-        const retryable = error instanceof FlowPortError && error.retryable;
+        const retryable = error instanceof FlowPortError && error.retryable && error.retryAt === undefined;
         const delay = settings.retry_base_ms * 2 ** retry;
         if (!retryable || retry >= settings.max_node_retries || delay >= remaining()) throw error;
         await port.sleep(delay, cancelSignal ?? new AbortController().signal).catch(() => {
@@ -779,6 +793,13 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
   const buildAction = (frame: Frame, node: NodeOf<'output'>): NormalizedAction => {
     if (!frame.plan.allowedActions.includes(node.action))
       throw new FlowFailure('ACTION_NOT_ALLOWED', `${node.action} is not an allowed action`, node.id, false);
+    if (frame.depth === 0 && request.actionAllowed && !request.actionAllowed(node.action))
+      throw new FlowFailure(
+        'POLICY_ACTION_BLOCKED',
+        `${node.action} is not allowed by the realm policy`,
+        node.id,
+        false,
+      );
     const content = node.content === undefined ? null : evaluate(node.content, frame.scope, node.id);
     const data = node.data === undefined ? null : evaluate(node.data, frame.scope, node.id);
     if (content !== null && typeof content !== 'string')
@@ -1021,6 +1042,7 @@ function isBudgetFailure(failure: FlowFailure): boolean {
     'LATENCY_LIMIT',
     'STEP_LIMIT',
     'PLAN_INVALID',
+    QUOTA_EXCEEDED,
   ].includes(failure.code);
 }
 

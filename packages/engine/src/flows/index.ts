@@ -37,6 +37,7 @@ export {
   outcomeState,
   type PortCallBase,
   type PortResult,
+  QUOTA_EXCEEDED,
   type ResourceCall,
   type ResumeSignal,
   resolveDecision,

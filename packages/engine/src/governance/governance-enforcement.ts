@@ -1,5 +1,7 @@
-import { fromJsonColumn } from '@keel/core';
+import { AppError, fromJsonColumn } from '@keel/core';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
+import type { RuntimeOutboundEvent } from '../webhooks/events.ts';
+import { inTransaction } from '../write.ts';
 import { GovernanceErrors } from './governance-errors.ts';
 import { findActivePolicy, findPolicy, findQuota, listApprovedValues, type PolicyRow } from './governance-store.ts';
 
@@ -33,6 +35,8 @@ export interface QuotaPolicy {
   /** Millionths of the currency unit. */
   maxCostMicros: number | null;
   maxToolCalls: number | null;
+  /** Percentages of each limit at which `usage.threshold_reached` is sent (ascending, no duplicates). */
+  notifyAtPercent: number[];
 }
 
 const CACHE_MS = 5000;
@@ -196,6 +200,7 @@ export function quotaOf(row: Awaited<ReturnType<typeof findQuota>>): QuotaPolicy
     maxTokens: row.max_tokens === null ? null : Number(row.max_tokens),
     maxCostMicros: row.max_cost === null ? null : toMicros(row.max_cost),
     maxToolCalls: row.max_tool_calls,
+    notifyAtPercent: fromJsonColumn<number[] | null>(row.notify_at_percent ?? null) ?? [],
   };
 }
 
@@ -240,6 +245,12 @@ async function admit(
     metrics.map((metric) => ({ key: `${realmId}:${metric}`, amount: add[metric] ?? 0 })),
     windowMs,
   );
+  await notifyThresholds(
+    rt,
+    realmId,
+    quota,
+    metrics.map((metric, i) => ({ metric, amount: add[metric] ?? 0, ...counts[i]! })),
+  );
   metrics.forEach((metric, i) => {
     const limit = limitOf(quota, metric)!;
     const { total, resetAt } = counts[i]!;
@@ -269,6 +280,22 @@ export function admitToolCall(rt: RuntimeContext, realmId: string, calls = 1): P
   return admit(rt, realmId, { tool_calls: calls }, []);
 }
 
+/**
+ * A model call of a durable flow execution (ai, ai_decision, supervisor round, specialist): refused while the
+ * window's tokens or cost are used up; counts nothing itself (the execution's request was counted when it was
+ * created, its tokens and cost are charged by `chargeRun` once the call answered).
+ */
+export function admitModelCall(rt: RuntimeContext, realmId: string): Promise<void> {
+  return admit(rt, realmId, {}, ['tokens', 'cost']);
+}
+
+/** The seconds to wait of a GOVERNANCE_QUOTA_EXCEEDED refusal (its `Retry-After`); undefined for any other error. */
+export function quotaRetryAfter(error: unknown): number | undefined {
+  if (!(error instanceof AppError) || error.code !== 'GOVERNANCE_QUOTA_EXCEEDED') return undefined;
+  const header = error.headers?.['retry-after'];
+  return header === undefined ? 1 : Number(header);
+}
+
 /** Adds a finished run's tokens and cost to the window (never refuses: the run already happened). */
 export async function chargeRun(
   rt: RuntimeContext,
@@ -277,13 +304,66 @@ export async function chargeRun(
 ): Promise<void> {
   const quota = await realmQuota(rt, realmId);
   if (!quota || (quota.maxTokens === null && quota.maxCostMicros === null)) return;
-  await rt.counters.add(
-    [
-      { key: `${realmId}:tokens`, amount: usage.tokens },
-      { key: `${realmId}:cost`, amount: Number(usage.costPicos / 1_000_000n) },
-    ],
+  const added = [
+    { metric: 'tokens' as const, amount: usage.tokens },
+    { metric: 'cost' as const, amount: Number(usage.costPicos / 1_000_000n) },
+  ];
+  const counts = await rt.counters.add(
+    added.map(({ metric, amount }) => ({ key: `${realmId}:${metric}`, amount })),
     quota.windowSeconds * 1000,
   );
+  await notifyThresholds(
+    rt,
+    realmId,
+    quota,
+    added.map((entry, i) => ({ ...entry, ...counts[i]! })),
+  );
+}
+
+/** The runtime webhook event of a quota threshold crossed in the current window. */
+export const THRESHOLD_EVENT = 'usage.threshold_reached';
+
+/**
+ * Sends `usage.threshold_reached` (through the outbox, to the realm's runtime webhooks that select it) for every
+ * `notify_at_percent` threshold of a limited metric that this addition crossed: the counter's total before it was
+ * below `limit × percent / 100`, after it at or above. The counters are atomic (one Redis INCRBY across instances),
+ * so exactly one addition crosses a threshold in a window: one event per threshold per metric per window. Sent
+ * after the counting (at most once: a process that dies in between sends none).
+ */
+async function notifyThresholds(
+  rt: RuntimeContext,
+  realmId: string,
+  quota: QuotaPolicy,
+  added: readonly { metric: Metric; amount: number; total: number; resetAt: number }[],
+): Promise<void> {
+  if (quota.notifyAtPercent.length === 0) return;
+  const events: RuntimeOutboundEvent[] = [];
+  for (const { metric, amount, total, resetAt } of added) {
+    const limit = limitOf(quota, metric);
+    if (limit === null || limit === 0 || amount <= 0) continue;
+    const before = total - amount;
+    for (const percent of quota.notifyAtPercent) {
+      const threshold = (limit * percent) / 100;
+      if (!(before < threshold && total >= threshold)) continue;
+      events.push({
+        event: THRESHOLD_EVENT,
+        realmId,
+        data: {
+          metric,
+          threshold_percent: percent,
+          limit: shown(metric, limit),
+          used: shown(metric, total),
+          window_seconds: quota.windowSeconds,
+          window_started_at: new Date(resetAt - quota.windowSeconds * 1000).toISOString(),
+          window_resets_at: new Date(resetAt).toISOString(),
+        },
+      });
+    }
+  }
+  if (events.length === 0) return;
+  await inTransaction(rt.engine, async (_trx, sink) => {
+    for (const event of events) sink.emitRuntime(event);
+  }).catch((error: unknown) => rt.log.warn({ err: error, realmId }, 'usage threshold events not queued'));
 }
 
 /** The realm's counters in the current window (for the snapshot). */

@@ -129,6 +129,9 @@ export const QuotaFields = {
   max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }), Type.Null()])),
   max_cost: Type.Optional(Type.Union([Decimal, Type.Null()])),
   max_tool_calls: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()])),
+  notify_at_percent: Type.Optional(
+    Type.Union([Type.Array(Type.Integer({ minimum: 1, maximum: 100 }), { maxItems: 5 }), Type.Null()]),
+  ),
 };
 
 const QuotaSchema = Type.Object({
@@ -138,6 +141,9 @@ const QuotaSchema = Type.Object({
   max_tokens: Type.Union([Type.Integer(), Type.Null()]),
   max_cost: Type.Union([Type.String(), Type.Null()]),
   max_tool_calls: Type.Union([Type.Integer(), Type.Null()]),
+  notify_at_percent: Type.Array(Type.Integer(), {
+    description: 'Percentages of each limit at which `usage.threshold_reached` is sent (ascending; empty: none)',
+  }),
   updated_by: Type.String(),
   updated_at: Timestamp,
 });
@@ -366,7 +372,7 @@ export function registerGovernanceRoutes(app: App, rt: RuntimeContext): void {
         ...base,
         summary: 'Create or replace the realm quota policy',
         description:
-          "Admin or owner. Fixed windows of `window_seconds` (aligned to the epoch). Counted: `max_requests` — chat and execute turns, queued and synchronous executions, evaluation runs (one each); `max_tool_calls` — every tool call (REST tool execution, flow tool steps); `max_tokens` and `max_cost` — input plus output tokens and cost of finished turns (a run starts while any is left; cost in the providers' currency, compared exactly to 6 places). Over a limit: 429 GOVERNANCE_QUOTA_EXCEEDED with `Retry-After` (seconds to the window's end). With REDIS_URL every instance shares the counters; without it (or while Redis is unreachable) each instance counts alone. Null or omitted limits are unlimited; at least one is required. PUT replaces the whole policy; instances apply it within 5 s.",
+          "Admin or owner. Fixed windows of `window_seconds` (aligned to the epoch). Counted: `max_requests` — chat and execute turns, queued and synchronous executions, evaluation runs (one each); `max_tool_calls` — every tool call (REST tool execution, flow tool steps); `max_tokens` and `max_cost` — input plus output tokens and cost of finished turns and of durable flow model steps (a run or a model step starts while any is left; cost in the providers' currency, compared exactly to 6 places). Over a limit: 429 GOVERNANCE_QUOTA_EXCEEDED with `Retry-After` (seconds to the window's end); in a durable flow execution the refused step calls nothing and the execution becomes `retryable_failure` with that code and `error.retry_at`. With REDIS_URL every instance shares the counters; without it (or while Redis is unreachable) each instance counts alone. Null or omitted limits are unlimited; at least one is required. `notify_at_percent` (up to 5 percentages, 1–100): when usage of a limited metric in a window crosses that share of its limit, the realm's runtime webhooks that select `usage.threshold_reached` receive it once per threshold, metric and window (`data`: metric, threshold_percent, limit, used, window_seconds, window_started_at, window_resets_at). PUT replaces the whole policy; instances apply it within 5 s.",
         body: Type.Object({ ...RealmField, ...QuotaFields }, { additionalProperties: false }),
         response: { 200: QuotaSchema, ...runtimeErrors },
       },

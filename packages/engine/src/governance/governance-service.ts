@@ -327,6 +327,7 @@ export interface QuotaInput {
   max_tokens?: number | null | undefined;
   max_cost?: string | null | undefined;
   max_tool_calls?: number | null | undefined;
+  notify_at_percent?: number[] | null | undefined;
 }
 
 export function toQuotaView(row: QuotaRow) {
@@ -337,6 +338,7 @@ export function toQuotaView(row: QuotaRow) {
     max_tokens: row.max_tokens === null ? null : Number(row.max_tokens),
     max_cost: row.max_cost,
     max_tool_calls: row.max_tool_calls,
+    notify_at_percent: fromJsonColumn<number[] | null>(row.notify_at_percent ?? null) ?? [],
     updated_by: row.updated_by,
     updated_at: iso(row.updated_at)!,
   };
@@ -358,6 +360,9 @@ export function quotaRow(
     max_tokens: input.max_tokens ?? null,
     max_cost: input.max_cost === undefined || input.max_cost === null ? null : String(toMicros(input.max_cost) / 1e6),
     max_tool_calls: input.max_tool_calls ?? null,
+    notify_at_percent: input.notify_at_percent?.length
+      ? JSON.stringify([...new Set(input.notify_at_percent)].sort((a, b) => a - b))
+      : null,
     updated_by: actor.identityId,
     updated_at: actor.now,
   };

@@ -42,6 +42,8 @@ export interface GovernanceQuotaTable {
   max_tokens: number | string | null;
   max_cost: string | null;
   max_tool_calls: number | null;
+  /** JSON array of percentages (migration 2026_11_26_0080); null: no threshold events. */
+  notify_at_percent?: string | null;
   updated_by: string;
   updated_at: Timestamp;
 }

@@ -311,6 +311,7 @@ export function runtimeGroupTools(
           realm(call.principal).principal,
           { ...body, sessionId: body.session_id, resumeToken: body.resume_token },
           call.traceId,
+          'mcp',
         ) as never;
       },
     }),
@@ -318,7 +319,7 @@ export function runtimeGroupTools(
       name: 'engine_usage_summary',
       title: 'Usage summary',
       description:
-        'Realm and per-agent AI usage totals over the last `days` days (default 30, at most 90), the same figures as GET /api/v1/usages/summary: chat and execute turns (one record each) and reported AI usage, turns by status, tokens, exact cost per currency.',
+        'Realm and per-agent AI usage totals over the last `days` days (default 30, at most 90), the same figures as GET /api/v1/usages/summary: chat and execute turns (one record each), durable flow model calls (one record each) and reported AI usage, turns by status, tokens, exact cost per currency.',
       permission: RUNTIME_PERMISSION,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       inputSchema: args({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90 })) }),

@@ -1,8 +1,8 @@
 import { AppError } from '@keel/core';
-import type { ExecutionScope, FlowToolInvoker } from '../executions/execution-port.ts';
+import { type ExecutionScope, type FlowToolInvoker, quotaPortError } from '../executions/execution-port.ts';
 import { FlowPortError, type ResourceCall, type ToolCall } from '../flows/index.ts';
 import { newId } from '../ids.ts';
-import { executeForFlow, flowCallScope } from './tool-execution-service.ts';
+import { executeForFlow, flowCallScope, toolUse } from './tool-execution-service.ts';
 import type { ToolRuntime } from './tool-runtime.ts';
 import { readResourceForFlow } from './toolserver-service.ts';
 
@@ -18,10 +18,12 @@ const UNREACHABLE = new Set([
 /**
  * A tool-side error as the flow port's error: unreachable tools and resources are `TOOL_UNAVAILABLE`, invalid
  * arguments `TOOL_ARGUMENTS_INVALID`, high-impact tools outside an approved step `TOOL_HIGH_IMPACT` (none retried);
- * a failed call keeps whether it may be retried.
+ * a failed call keeps whether it may be retried; a used-up realm quota is QUOTA_EXCEEDED (retryable when the window ends).
  */
-function portError(error: unknown): unknown {
+function portError(error: unknown, now: number): unknown {
   if (error instanceof FlowPortError || !(error instanceof AppError)) return error;
+  const quota = quotaPortError(error, now);
+  if (quota) return quota;
   if (UNREACHABLE.has(error.code)) return new FlowPortError('TOOL_UNAVAILABLE', error.message, false);
   if (error.code === 'TOOL_ARGUMENTS_INVALID') return new FlowPortError(error.code, error.message, false);
   if (error.code === 'TOOL_HIGH_IMPACT_DIRECT_CALL') return new FlowPortError('TOOL_HIGH_IMPACT', error.message, false);
@@ -67,6 +69,7 @@ export function createFlowToolInvoker(tools: ToolRuntime): FlowToolInvoker {
           { signal: call.signal, approved: call.depth === 0 && scope.approvalGated.has(call.nodeId) },
           newId(),
         );
+        scope.meter?.(call.stepKey, toolUse(callScope, call.tool, outcome));
         if (!outcome.ok)
           throw new FlowPortError(
             'TOOL_CALL_FAILED',
@@ -78,7 +81,7 @@ export function createFlowToolInvoker(tools: ToolRuntime): FlowToolInvoker {
           throw new FlowPortError('TOOL_RESULT_ERROR', `the tool ${call.tool} answered with an error result`, false);
         return { output: outcome.value };
       } catch (error) {
-        throw portError(error);
+        throw portError(error, tools.rt.clock());
       }
     },
     async readResource(scope: ExecutionScope, call: ResourceCall) {
@@ -93,7 +96,7 @@ export function createFlowToolInvoker(tools: ToolRuntime): FlowToolInvoker {
         );
         return { output: { uri: read.uri, contents: read.contents } };
       } catch (error) {
-        throw portError(error);
+        throw portError(error, tools.rt.clock());
       }
     },
   };

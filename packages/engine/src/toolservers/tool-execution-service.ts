@@ -13,10 +13,12 @@ import { checkJson } from '../runtime/json-bounds.ts';
 import { nowIso } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { accessSession, effectiveStatus } from '../sessions/session-service.ts';
+import { type MeteredUse, recordToolCalls, type UsageSource } from '../usage/usage-service.ts';
 import { inTransaction } from '../write.ts';
 import { type InteractionCall, type ServerEndpoint, toolResultView } from './mcp-connection.ts';
 import {
   type AttemptRecord,
+  type CallOutcome,
   decideRoute,
   executeParallel,
   executeWithRetry,
@@ -168,13 +170,15 @@ function candidateOf(tools: ToolRuntime, offer: Offer): RouteCandidate {
 interface TraceBuffer {
   rows: { trace_id: string; realm_id: string; seq: number; trace: string; created_at: string }[];
   timer: NodeJS.Timeout | undefined;
+  /** The flush in progress: a later flush (a trace read) waits for it, so it never reads before that commit. */
+  writing: Promise<void>;
 }
 const traceBuffers = new WeakMap<ToolRuntime, TraceBuffer>();
 
 function bufferOf(tools: ToolRuntime): TraceBuffer {
   let buffer = traceBuffers.get(tools);
   if (!buffer) {
-    buffer = { rows: [], timer: undefined };
+    buffer = { rows: [], timer: undefined, writing: Promise.resolve() };
     traceBuffers.set(tools, buffer);
   }
   return buffer;
@@ -185,12 +189,17 @@ async function flushTraces(tools: ToolRuntime): Promise<void> {
   if (buffer.timer) clearTimeout(buffer.timer);
   buffer.timer = undefined;
   const batch = buffer.rows.splice(0, buffer.rows.length);
-  if (batch.length === 0) return;
+  const previous = buffer.writing;
+  if (batch.length === 0) return previous;
   const cutoff = new Date(tools.rt.clock() - EXECUTION_LIMITS.traceRetentionMs).toISOString();
-  await inTransaction(tools.rt.engine, async (trx) => {
-    for (const row of batch) await insertTrace(trx, row);
-    await deleteTracesBefore(trx, cutoff);
-  }).catch((error: unknown) => tools.rt.log.warn({ err: error }, 'routing traces not stored'));
+  const writing = previous.then(() =>
+    inTransaction(tools.rt.engine, async (trx) => {
+      for (const row of batch) await insertTrace(trx, row);
+      await deleteTracesBefore(trx, cutoff);
+    }).catch((error: unknown) => tools.rt.log.warn({ err: error }, 'routing traces not stored')),
+  );
+  buffer.writing = writing;
+  return writing;
 }
 
 function recordTrace(tools: ToolRuntime, realmId: string, traceId: string, trace: Record<string, unknown>): void {
@@ -432,6 +441,39 @@ async function governCall(
   await admitToolCall(tools.rt, realmId, calls);
 }
 
+/** The usage of one routed tool call: the server that answered (or the last one tried), and whether it succeeded. */
+export function toolUse(scope: CallScope, toolName: string, outcome: CallOutcome<unknown>): MeteredUse {
+  return {
+    type: 'tool',
+    toolName,
+    serverId: outcome.server_id ?? outcome.attempts.at(-1)?.server_id ?? null,
+    agentId: scope.agent?.id ?? null,
+    ok: outcome.ok,
+    attempts: outcome.attempts.length,
+  };
+}
+
+/** Stores the usage records of calls made for a principal (REST routes and the public tool endpoint). */
+function recordUses(
+  tools: ToolRuntime,
+  principal: RuntimePrincipal,
+  scope: CallScope,
+  source: UsageSource,
+  uses: readonly MeteredUse[],
+): Promise<void> {
+  const context = {
+    realmId: scope.realmId,
+    source,
+    sessionId: scope.sessionId,
+    createdBy: principal.identityId,
+    at: nowIso(tools.rt),
+  };
+  return recordToolCalls(
+    tools.rt,
+    uses.map((use) => ({ use, context })),
+  );
+}
+
 /** Checks and executes a routed call along the chosen server and its compatible fallbacks; records the trace. */
 async function runRoute(
   tools: ToolRuntime,
@@ -459,14 +501,20 @@ async function runRoute(
   return outcome;
 }
 
-/** Routes and executes one approved tool: fails closed before any call; retries only what may be repeated. */
+/**
+ * Routes and executes one approved tool: fails closed before any call; retries only what may be repeated. A call
+ * that was made writes one usage record (`source`: `tools` for the REST route, `mcp` for the public tool endpoint).
+ */
 export async function executeTool(
   tools: ToolRuntime,
   principal: RuntimePrincipal,
   input: ExecuteInput,
   traceId: string,
+  source: UsageSource = 'tools',
 ) {
-  const outcome = await runRoute(tools, await route(tools, principal, input), input, traceId);
+  const routed = await route(tools, principal, input);
+  const outcome = await runRoute(tools, routed, input, traceId);
+  await recordUses(tools, principal, routed.scope, source, [toolUse(routed.scope, input.tool_name, outcome)]);
   if (!outcome.ok) throw ToolErrors.callFailed(outcome.error.code, outcome.error.message);
   return {
     mcp_server_id: outcome.server_id,
@@ -517,6 +565,7 @@ export async function executeParallelTools(
   const scope = await resolveScope(tools, principal, input);
   const limit = scope.agent?.settings.max_dependency_concurrency ?? 4;
   const results: Record<string, unknown>[] = new Array(input.calls.length);
+  const uses: MeteredUse[] = [];
   let next = 0;
   const worker = async () => {
     while (next < input.calls.length) {
@@ -524,6 +573,7 @@ export async function executeParallelTools(
       const call = input.calls[index]!;
       try {
         const outcome = await runRoute(tools, await route(tools, principal, call, scope), call, traceId, { index });
+        uses.push(toolUse(scope, call.tool_name, outcome));
         results[index] = outcome.ok
           ? { ok: true, tool_name: call.tool_name, mcp_server_id: outcome.server_id, result: outcome.value }
           : { ok: false, tool_name: call.tool_name, mcp_server_id: outcome.server_id, error: outcome.error };
@@ -539,7 +589,12 @@ export async function executeParallelTools(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, input.calls.length) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(limit, input.calls.length) }, worker));
+  } finally {
+    // The calls made are recorded even when another call failed the request.
+    await recordUses(tools, principal, scope, 'tools', uses);
+  }
   return {
     trace_id: traceId,
     succeeded: results.filter((r) => r.ok).length,
@@ -565,6 +620,26 @@ export async function aggregateTool(
   await governCall(tools, routed.scope.realmId, routed.scope.policy, input.tool_name, eligible.length);
   const plan = callPlan(tools, routed, first, input, traceId);
   const aggregate = await executeParallel(eligible, plan.call, plan.options);
+  const agentId = routed.scope.agent?.id ?? null;
+  await recordUses(
+    tools,
+    principal,
+    routed.scope,
+    'tools',
+    [
+      ...aggregate.results.map((r) => ({ server_id: r.server_id, ok: true })),
+      ...aggregate.failures.map((f) => ({ server_id: f.server_id, ok: false })),
+      ...Array.from({ length: aggregate.failures_omitted }, () => ({ server_id: null, ok: false })),
+    ].map(
+      (call): MeteredUse => ({
+        type: 'tool',
+        toolName: input.tool_name,
+        serverId: call.server_id,
+        agentId,
+        ok: call.ok,
+      }),
+    ),
+  );
   recordTrace(
     tools,
     routed.scope.realmId,
@@ -663,6 +738,22 @@ export async function proxyCall(
       ...(input.idempotency_key ? { idempotencyKey: input.idempotency_key } : {}),
       observe: (o) => tools.stats.record(o),
     },
+  );
+  await recordUses(
+    tools,
+    principal,
+    { realmId, allowed: undefined, agent: undefined, sessionId: null, policy: null },
+    'tools',
+    [
+      {
+        type: 'tool',
+        toolName: input.tool_name,
+        serverId: offer.server.id,
+        agentId: null,
+        ok: outcome.ok,
+        attempts: outcome.attempts.length,
+      },
+    ],
   );
   recordTrace(tools, realmId, traceId, {
     kind: 'proxy',

@@ -42,14 +42,26 @@ export const UsageRecordSchema = component(
   Type.Object({
     id: Type.String(),
     type: Type.String({ description: 'ai, tool or custom' }),
-    source: Type.String({ description: 'chat or execute (recorded by the engine with the turn), or api' }),
+    source: Type.String({
+      description:
+        "chat or execute (recorded by the engine with the turn), flow (a durable flow execution's model or tool step, recorded with the step), tools (a REST tool call: execute, execute-parallel, aggregate, proxy), mcp (the public tool endpoint's execute tool), or api (reported by a client)",
+    }),
     name: Nullable(Type.String({ description: 'The model (ai), the tool (tool) or the metric (custom)' })),
     provider_id: Nullable(Type.String()),
     agent_id: Nullable(Type.String()),
     tool_server_id: Nullable(Type.String()),
     session_id: Nullable(Type.String()),
     execution_id: Nullable(Type.String({ description: 'The turn that used it (chat and execute records)' })),
-    status: Nullable(Type.String({ description: "The turn's execution status (chat and execute records)" })),
+    flow_execution_id: Nullable(
+      Type.String({ description: 'The durable flow execution whose step used it (flow records)' }),
+    ),
+    step_key: Nullable(Type.String({ description: 'That step (`<frame>/<node id>#<visit>`; flow records)' })),
+    status: Nullable(
+      Type.String({
+        description:
+          "The turn's execution status (chat and execute records); succeeded or failed for a tool call; succeeded for a flow's model call",
+      }),
+    ),
     input_tokens: Type.Integer(),
     output_tokens: Type.Integer(),
     images: Type.Integer(),
@@ -79,7 +91,7 @@ const TotalsSchema = {
 const Totals = Type.Object(TotalsSchema);
 
 const WINDOW =
-  'Window [from, to) on occurred_at: default the 30 days before now, at most 366 days (else 400). Sums are exact (integer pico-units added by the database) and kept apart per currency; a turn is one record (its execution id is unique), so nothing is counted twice.';
+  "Window [from, to) on occurred_at: default the 30 days before now, at most 366 days (else 400). Sums are exact (integer pico-units added by the database) and kept apart per currency; a turn is one record (its execution id is unique) and a durable flow step's records are written with the step (a replayed step adds none), so nothing is counted twice.";
 
 const WindowQuery = {
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive; default `to` − 30 days' })),
@@ -294,7 +306,7 @@ export function registerUsageRoutes(app: App, rt: RuntimeContext): void {
       schema: {
         ...base,
         summary: 'Export usage as CSV or JSON',
-        description: `Any role (an export writes nothing). The records of the window, newest first, streamed as they are read (pages of 500, so memory stays flat), with \`Content-Disposition: attachment\`. CSV: a header row, then one row per record (columns id, occurred_at, type, source, name, provider_id, agent_id, tool_server_id, session_id, execution_id, status, input_tokens, output_tokens, images, quantity, unit, cost, currency, cost_source); cells that a spreadsheet would run as formulas are escaped. JSON: \`{realm_id, from, to, data: [records]}\`. At most ${MAX_EXPORT_ROWS.toLocaleString('en')} records per export: narrow the window for more. ${WINDOW}`,
+        description: `Any role (an export writes nothing). The records of the window, newest first, streamed as they are read (pages of 500, so memory stays flat), with \`Content-Disposition: attachment\`. CSV: a header row, then one row per record (columns id, occurred_at, type, source, name, provider_id, agent_id, tool_server_id, session_id, execution_id, flow_execution_id, step_key, status, input_tokens, output_tokens, images, quantity, unit, cost, currency, cost_source); cells that a spreadsheet would run as formulas are escaped. JSON: \`{realm_id, from, to, data: [records]}\`. At most ${MAX_EXPORT_ROWS.toLocaleString('en')} records per export: narrow the window for more. ${WINDOW}`,
         body: Type.Object(
           { format: OneOf(['csv', 'json'] as const, { default: 'csv' }), ...FilterQuery.properties },
           { additionalProperties: false },

@@ -10,9 +10,10 @@ import { findProviderRow } from '../providers/provider-store.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { cursorAfterId, idPage } from '../runtime/runtime-cursor.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
-import { runWrite } from '../write.ts';
+import { inTransaction, runWrite } from '../write.ts';
 import {
   insertUsageRecord,
+  insertUsageRecords,
   listUsageRecords,
   sumUsageRecords,
   type UsageFilter,
@@ -22,7 +23,13 @@ import {
 } from './usage-store.ts';
 
 export const USAGE_TYPES = ['ai', 'tool', 'custom'] as const;
-export const USAGE_SOURCES = ['chat', 'execute', 'api'] as const;
+/**
+ * `chat` and `execute`: the engine's own turns; `flow`: a durable flow execution's model and tool steps; `tools`: REST
+ * tool calls (execute, execute-parallel, aggregate, proxy); `mcp`: the public tool endpoint's execute tool; `api`:
+ * reported by a client.
+ */
+export const USAGE_SOURCES = ['chat', 'execute', 'flow', 'tools', 'mcp', 'api'] as const;
+export type UsageSource = (typeof USAGE_SOURCES)[number];
 /** Default window of lists, summaries and exports: the 30 days before now; at most 366 days. */
 const DEFAULT_WINDOW_MS = 30 * 86_400_000;
 const MAX_WINDOW_MS = 366 * 86_400_000;
@@ -86,6 +93,8 @@ export function toUsageView(row: UsageRecordRow) {
     tool_server_id: row.tool_server_id,
     session_id: row.session_id,
     execution_id: row.execution_id,
+    flow_execution_id: row.flow_execution_id,
+    step_key: row.step_key,
     status: row.status,
     input_tokens: Number(row.input_tokens),
     output_tokens: Number(row.output_tokens),
@@ -164,6 +173,8 @@ function usageRow(
     tool_server_id: null,
     session_id: null,
     execution_id: null,
+    flow_execution_id: null,
+    step_key: null,
     status: null,
     input_tokens: 0,
     output_tokens: 0,
@@ -321,6 +332,103 @@ export async function recordTurnUsage(trx: Executor<EngineDb>, turn: TurnUsage):
   );
 }
 
+/** What one model call or tool call used, as the engine meters it (priced like a chat turn for model calls). */
+export type MeteredUse =
+  | {
+      type: 'ai';
+      providerId: string;
+      model: string | null;
+      agentId: string | null;
+      inputTokens: number;
+      outputTokens: number;
+      costPicos: bigint;
+      currency: string;
+    }
+  | {
+      type: 'tool';
+      toolName: string;
+      /** The server that answered (or the last one tried); null when no server was reached. */
+      serverId: string | null;
+      agentId: string | null;
+      ok: boolean;
+      /** Attempts of the call (retries and fallbacks), when known. */
+      attempts?: number | undefined;
+    };
+
+/** Where a metered use happened and for whom. */
+export interface UseContext {
+  realmId: string;
+  source: UsageSource;
+  sessionId: string | null;
+  createdBy: string;
+  at: string;
+  flowExecutionId?: string | undefined;
+  stepKey?: string | undefined;
+}
+
+/** The usage record of a metered model or tool call. */
+export function meteredRecord(use: MeteredUse, context: UseContext): UsageRow {
+  const common = {
+    realm_id: context.realmId,
+    source: context.source,
+    agent_id: use.agentId,
+    session_id: context.sessionId,
+    flow_execution_id: context.flowExecutionId ?? null,
+    step_key: context.stepKey ?? null,
+    occurred_at: context.at,
+    created_by: context.createdBy,
+    created_at: context.at,
+  };
+  if (use.type === 'ai')
+    return usageRow({
+      ...common,
+      type: 'ai',
+      name: use.model?.slice(0, 255) ?? null,
+      provider_id: use.providerId,
+      status: 'succeeded',
+      input_tokens: use.inputTokens,
+      output_tokens: use.outputTokens,
+      unit: 'request',
+      cost_picos: use.costPicos.toString(),
+      currency: use.currency,
+      cost_source: 'provider_prices',
+    });
+  return usageRow({
+    ...common,
+    type: 'tool',
+    name: use.toolName.slice(0, 255),
+    tool_server_id: use.serverId,
+    status: use.ok ? 'succeeded' : 'failed',
+    unit: 'call',
+    metadata: use.attempts === undefined ? null : JSON.stringify({ attempts: use.attempts }),
+  });
+}
+
+/** Writes metered uses in `trx` (a flow step's transaction), one statement. */
+export async function recordMetered(
+  trx: Executor<EngineDb>,
+  uses: readonly { use: MeteredUse; context: UseContext }[],
+): Promise<void> {
+  await insertUsageRecords(
+    trx,
+    uses.map(({ use, context }) => meteredRecord(use, context)),
+  );
+}
+
+/**
+ * Writes the usage records of REST and public-endpoint tool calls in their own transaction (those calls have no
+ * record of their own to share one with); a failure to record is logged, never turned into a failed call.
+ */
+export async function recordToolCalls(
+  rt: RuntimeContext,
+  uses: readonly { use: MeteredUse; context: UseContext }[],
+): Promise<void> {
+  if (uses.length === 0) return;
+  await inTransaction(rt.engine, (trx) => recordMetered(trx, uses)).catch((error: unknown) =>
+    rt.log.warn({ err: error }, 'tool usage records not stored'),
+  );
+}
+
 /** A page of the realm's usage records (any role), newest first, filtered by window, type, source, agent, provider. */
 export async function listUsage(
   rt: RuntimeContext,
@@ -470,6 +578,8 @@ const EXPORT_COLUMNS = [
   'tool_server_id',
   'session_id',
   'execution_id',
+  'flow_execution_id',
+  'step_key',
   'status',
   'input_tokens',
   'output_tokens',

@@ -9,7 +9,10 @@ export interface UsageRecordTable {
   realm_id: string;
   /** `ai`, `tool` or `custom`. */
   type: string;
-  /** `chat`, `execute` (the engine's own turns) or `api`. */
+  /**
+   * `chat`, `execute` (the engine's own turns), `flow` (a durable flow execution's step), `tools` (a REST tool
+   * call), `mcp` (the public tool endpoint's execute tool) or `api` (reported by a client).
+   */
   source: string;
   /** The model (ai), the tool (tool) or the metric (custom). */
   name: string | null;
@@ -19,6 +22,10 @@ export interface UsageRecordTable {
   session_id: string | null;
   /** A turn's execution (unique: counted once). */
   execution_id: string | null;
+  /** A durable flow execution whose step used it (migration 2026_11_26_0080). */
+  flow_execution_id: string | null;
+  /** That step's key (`<frame>/<node id>#<visit>`). */
+  step_key: string | null;
   status: string | null;
   input_tokens: number | string;
   output_tokens: number | string;
@@ -56,6 +63,8 @@ const COLUMNS = [
   'tool_server_id',
   'session_id',
   'execution_id',
+  'flow_execution_id',
+  'step_key',
   'status',
   'input_tokens',
   'output_tokens',
@@ -82,6 +91,18 @@ export interface UsageFilter {
 
 export async function insertUsageRecord(db: Executor<EngineDb>, row: Insertable<UsageRecordTable>): Promise<void> {
   await db.insertInto('usage_record').values(row).execute();
+}
+
+/** Inserts several records in one statement. */
+export async function insertUsageRecords(
+  db: Executor<EngineDb>,
+  rows: readonly Insertable<UsageRecordTable>[],
+): Promise<void> {
+  if (rows.length > 0)
+    await db
+      .insertInto('usage_record')
+      .values([...rows])
+      .execute();
 }
 
 /** The realm's records matching `filter` (occurred_at in [from, to)), newest id first, before `afterId`, at most `limit`. */

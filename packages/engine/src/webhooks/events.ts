@@ -44,7 +44,8 @@ export const RUNTIME_WEBHOOK_SCHEMA_VERSION = '2026-11-26';
 
 /**
  * Events runtime webhooks receive: a chat or execute turn finished (`execution.succeeded`, `execution.failed`),
- * a durable flow execution reached a state a client acts on (`flow_execution.*`).
+ * a durable flow execution reached a state a client acts on (`flow_execution.*`), usage in the quota window
+ * crossed one of the quota policy's `notify_at_percent` thresholds (`usage.threshold_reached`).
  */
 export const RUNTIME_EVENTS = [
   'execution.succeeded',
@@ -54,6 +55,7 @@ export const RUNTIME_EVENTS = [
   'flow_execution.terminal_failure',
   'flow_execution.cancelled',
   'flow_execution.compensated',
+  'usage.threshold_reached',
 ] as const;
 export type RuntimeEventName = (typeof RUNTIME_EVENTS)[number];
 
