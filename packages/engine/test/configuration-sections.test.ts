@@ -117,7 +117,12 @@ async function configureAll(engine: RuntimeUnderTest, realm: Realm) {
     201,
   );
   await call('POST', `/api/v1/governance/policies/${policy.id}/activate`, {});
-  await call('PUT', '/api/v1/governance/quotas', { window_seconds: 3600, max_requests: 1000, max_cost: '12.5' });
+  await call('PUT', '/api/v1/governance/quotas', {
+    window_seconds: 3600,
+    max_requests: 1000,
+    max_cost: '12.5',
+    notify_at_percent: [80, 50],
+  });
   const hook = await call(
     'POST',
     '/api/v1/runtime/webhooks',
@@ -200,7 +205,14 @@ for (const target of testDatabaseTargets()) {
             data_handling: 'standard',
           },
         },
-        quota: { window_seconds: 3600, max_requests: 1000, max_tokens: null, max_cost: '12.5', max_tool_calls: null },
+        quota: {
+          window_seconds: 3600,
+          max_requests: 1000,
+          max_tokens: null,
+          max_cost: '12.5',
+          max_tool_calls: null,
+          notify_at_percent: [50, 80],
+        },
       });
       assert.deepEqual(bundle.runtime_webhooks, [
         {
