@@ -16,6 +16,7 @@ function tempDir(t: { after(fn: () => void): void }): string {
   return dir;
 }
 
+// `keel` in this process; the `keel start` tests spawn the bin (signals, worker processes, listeners).
 const run = keelInProcess;
 
 function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegExpMatchArray> {
