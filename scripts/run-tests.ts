@@ -6,6 +6,7 @@
 //   node scripts/run-tests.ts                      every packages/*/test/**/*.test.ts
 //   node scripts/run-tests.ts packages/guard/test/gateway.test.ts …   only these files
 //   KEEL_TEST_SHARDS=1 node scripts/run-tests.ts   one process for everything
+// Every process of the run uses Node's compile cache in node_modules/.cache/keel-compile (or NODE_COMPILE_CACHE).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +15,9 @@ import path from 'node:path';
 const root = path.resolve(import.meta.dirname, '..');
 const cacheDir = path.join(root, 'node_modules', '.cache');
 const timesFile = path.join(cacheDir, 'keel-test-times.json');
+// Node's compile cache (type-stripped and compiled modules) for the shards and every process a test starts (`keel`,
+// workers, the SDK's examples): they inherit the variable, so a module is compiled once per change, not per process.
+const compileCache = process.env.NODE_COMPILE_CACHE || path.join(cacheDir, 'keel-compile');
 
 function testFiles(args: string[]): string[] {
   const patterns = args.length > 0 ? args : ['packages/*/test/**/*.test.ts'];
@@ -70,7 +74,7 @@ function runShard(files: string[], index: number, tmp: string, children: Set<Ret
       `--test-reporter-destination=${timesOut}`,
       ...files,
     ],
-    { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] },
+    { cwd: root, env: { ...process.env, NODE_COMPILE_CACHE: compileCache }, stdio: ['ignore', 'inherit', 'inherit'] },
   );
   children.add(child);
   return new Promise<ShardResult>((resolve) => {

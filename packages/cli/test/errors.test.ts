@@ -11,6 +11,7 @@ import { AppError, ConfigError } from '@keel/core';
 import { nextSteps } from '../src/commands/start.ts';
 import { describeFailure } from '../src/errors.ts';
 import { EXIT } from '../src/exit-codes.ts';
+import { keelInProcess } from './in-process.ts';
 
 const KEEL = path.join(import.meta.dirname, '..', 'src', 'keel.ts');
 const STACK = /\n\s+at /;
@@ -21,7 +22,10 @@ function tempDir(t: { after(fn: () => void): void }): string {
   return dir;
 }
 
-function keel(args: string[], env: Record<string, string> = {}) {
+/** `keel` in this process, quiet logs; `spawnKeel` runs the bin where the process itself is under test. */
+const keel = (args: string[], env: Record<string, string> = {}) => keelInProcess(args, { LOG_LEVEL: 'silent', ...env });
+
+function spawnKeel(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [KEEL, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
     let stdout = '';
@@ -61,12 +65,18 @@ describe('keel exit codes and messages', () => {
 
   test('a key scope without the stores it needs names the --store flag, not the API field (2)', async (t) => {
     const env = { KEEL_DATA_DIR: tempDir(t) };
-    const [store, custom, merchant, expires] = await Promise.all([
-      keel(['engine', 'keys', 'create', '--merchant', 'm', '--scope', 'store'], env),
-      keel(['engine', 'keys', 'create', '--merchant', 'm', '--scope', 'custom'], env),
-      keel(['engine', 'keys', 'create', '--merchant', 'm', '--scope', 'merchant', '--store', 's'], env),
-      keel(['engine', 'keys', 'create', '--merchant', 'm', '--scope', 'merchant', '--expires', 'soon'], env),
-    ]);
+    // One after the other: in one process, two commands opening the same SQLite file at once would wait on each
+    // other's lock (separate processes do not).
+    const store = await keel(['engine', 'keys', 'create', '--merchant', 'm', '--scope', 'store'], env);
+    const custom = await keel(['engine', 'keys', 'create', '--merchant', 'm', '--scope', 'custom'], env);
+    const merchant = await keel(
+      ['engine', 'keys', 'create', '--merchant', 'm', '--scope', 'merchant', '--store', 's'],
+      env,
+    );
+    const expires = await keel(
+      ['engine', 'keys', 'create', '--merchant', 'm', '--scope', 'merchant', '--expires', 'soon'],
+      env,
+    );
     assertOneLine(store, EXIT.usage, /^keel: --scope store needs exactly one --store STORE_ID$/m);
     assert.doesNotMatch(store.stderr, /storeIds/);
     assertOneLine(custom, EXIT.usage, /^keel: --scope custom needs 1 to 100 --store STORE_ID flags$/m);
@@ -107,7 +117,8 @@ describe('keel exit codes and messages', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     t.after(() => blocker.close());
     const port = (blocker.address() as net.AddressInfo).port;
-    const result = await keel(['start', 'guard'], { GUARD_PORT: String(port), KEEL_DATA_DIR: tempDir(t) });
+    // The bin itself: its exit code and its one line on stderr.
+    const result = await spawnKeel(['start', 'guard'], { GUARD_PORT: String(port), KEEL_DATA_DIR: tempDir(t) });
     assertOneLine(result, EXIT.unavailable, /EADDRINUSE/);
   });
 

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { keelInProcess } from './in-process.ts';
 
 const KEEL = path.join(import.meta.dirname, '..', 'src', 'keel.ts');
 
@@ -15,22 +16,13 @@ function tempDir(t: { after(fn: () => void): void }): string {
   return dir;
 }
 
-function run(args: string[], env: Record<string, string> = {}, input?: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [KEEL, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input ?? '');
-  });
-}
+// `keel` in this process; the `keel start` tests spawn the bin (signals, worker processes, listeners).
+const run = keelInProcess;
 
 function waitForLine(child: ChildProcess, pattern: RegExp): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} in: ${seen}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} in: ${seen}`)), 180_000);
     child.stdout!.on('data', (chunk) => {
       seen += chunk;
       const match = seen.match(pattern);

@@ -28,7 +28,7 @@ function startEngine(t: TestContext, env: Record<string, string>): Promise<{ chi
   t.after(() => child.kill('SIGKILL'));
   return new Promise((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => reject(new Error(`engine did not start: ${seen}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`engine did not start: ${seen}`)), 180_000);
     child.stdout!.on('data', (chunk) => {
       seen += chunk;
       const match = seen.match(/engine listening on (http:\/\/\S+)/);

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -6,6 +5,7 @@ import { after, before, type TestContext } from 'node:test';
 import { type Cache, createMemoryCache, createOutboxWorker, type OutboxWorker } from '@keel/core';
 import { openTestDatabase, reuseCompiledSchemas, type TestDatabaseTarget } from '@keel/core/testing';
 import type { Kysely } from 'kysely';
+import { keelInProcess } from '../../cli/test/in-process.ts';
 import { buildEngineApps, type EngineApps, prepareEngineDatabase } from '../src/app.ts';
 import { type BootstrapResult, bootstrapMerchant } from '../src/cli/bootstrap.ts';
 import { readEngineConfig } from '../src/config.ts';
@@ -184,22 +184,16 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
   }
 }
 
-/** A valid product body for a store. */
-/** `keel …` as a child process (the CLI's entry point from source); answers its exit code and output. */
-export function runKeel(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [KEEL, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/**
+ * `keel …` run in this process (the CLI's command line, as the bin runs it) on this process's environment plus `env`;
+ * answers its exit code and output. Tests of the process itself (`keel start`, a kill) spawn `KEEL`.
+ */
+export const runKeel = (args: string[], env: Record<string, string | undefined>) => keelInProcess(args, env);
 
 /** The `keel` CLI's entry point (source). */
 export const KEEL = path.join(import.meta.dirname, '..', '..', 'cli', 'src', 'keel.ts');
 
+/** A valid product body for a store. */
 export function product(storeId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     storeId,

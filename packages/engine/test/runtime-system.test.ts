@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { openTestDatabase } from '@keel/core/testing';
 import { prepareEngineDatabase, REST_OPENAPI_PARTS } from '../src/app.ts';
 import type { EngineDb } from '../src/db/schema.ts';
 import { bootstrapRealm, ensureFirstRealm } from '../src/identity/identity-service.ts';
+import { runKeel } from './helper.ts';
 import { setupAgent, sharedRuntime, startUpstream, testDatabaseTargets } from './runtime-helper.ts';
 
 const KEEL = path.join(import.meta.dirname, '../../cli/src/keel.ts');
@@ -308,7 +309,7 @@ describe('runtime CLI and first start', () => {
       const second = await start();
       assert.doesNotMatch(second.out, /secret_key/);
       await second.stop();
-      const boot = spawnSync(process.execPath, [KEEL, 'engine', 'bootstrap', '--json'], { env, encoding: 'utf8' });
+      const boot = await runKeel(['engine', 'bootstrap', '--json'], env);
       const result = JSON.parse(boot.stdout);
       assert.match(result.realmId, /^[0-9a-f-]{36}$/);
       assert.match(result.accessKey, /^eak_/);

@@ -1,22 +1,22 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { promisify } from 'node:util';
 import { openDatabase, sha256Hex } from '@keel/core';
+import { keelInProcess } from '../../cli/test/in-process.ts';
 import type { GeoDb } from '../src/db/schema.ts';
-
-const run = promisify(execFile);
-const KEEL = path.join(import.meta.dirname, '..', '..', 'cli', 'src', 'keel.ts');
 
 test('keel geo: bootstrap --json prints the documented object; tenants, workspaces, keys and site tokens from the CLI', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-geo-cli-'));
   t.after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const env = { ...process.env, KEEL_DATA_DIR: dataDir, LOG_LEVEL: 'silent' } as Record<string, string>;
-  delete env.DATABASE_URL;
-  const keel = async (...args: string[]) => (await run(process.execPath, [KEEL, 'geo', ...args], { env })).stdout;
+  const env = { KEEL_DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: undefined };
+  // `keel geo …` in this process: its output, or a rejection with its message when it exits non-zero.
+  const keel = async (...args: string[]) => {
+    const result = await keelInProcess(['geo', ...args], env);
+    if (result.code !== 0) throw new Error(`keel geo exited ${result.code}: ${result.stderr}`);
+    return result.stdout;
+  };
 
   const first = JSON.parse(await keel('bootstrap', '--json'));
   const second = JSON.parse(await keel('bootstrap', '--json'));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,6 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '@keel/core';
 import pg from 'pg';
+import { keelInProcess } from '../../cli/test/in-process.ts';
 import type { GeoDb } from '../src/db/schema.ts';
 import { testDatabaseTargets } from './helper.ts';
 
@@ -43,9 +44,10 @@ for (const target of testDatabaseTargets()) {
         await cleanup.end();
       });
     }
-    const boot = JSON.parse(
-      execFileSync(process.execPath, [KEEL, 'geo', 'bootstrap', '--json'], { env, encoding: 'utf8' }),
-    );
+    // Credentials from `keel geo bootstrap` (in this process); the service under test runs in a child it kills.
+    const bootstrap = await keelInProcess(['geo', 'bootstrap', '--json'], { ...env, DATABASE_URL: env.DATABASE_URL });
+    assert.equal(bootstrap.code, 0, bootstrap.stderr);
+    const boot = JSON.parse(bootstrap.stdout);
     const child = spawn(process.execPath, [KEEL, 'start', 'geo'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     t.after(() => {
       if (child.exitCode === null) child.kill('SIGKILL');

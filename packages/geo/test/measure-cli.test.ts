@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { promisify } from 'node:util';
 import { createMemoryCache, openDatabase } from '@keel/core';
+import { keelInProcess } from '../../cli/test/in-process.ts';
 import { buildGeoApp, geoSecretBox } from '../src/app.ts';
 import { readGeoConfig } from '../src/config.ts';
 import type { GeoDb } from '../src/db/schema.ts';
 import { startEngineDouble } from './engine-double.ts';
 import { call } from './helper.ts';
-
-const exec = promisify(execFile);
-const KEEL = path.join(import.meta.dirname, '..', '..', 'cli', 'src', 'keel.ts');
 
 test('keel geo prompts import loads a CSV; keel geo run shows progress and prints the metrics table', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-geo-measure-cli-'));
@@ -23,9 +19,10 @@ test('keel geo prompts import loads a CSV; keel geo run shows progress and print
     KEEL_DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     KEEL_ALLOW_PRIVATE_URLS: 'true',
-  } as Record<string, string>;
-  delete env.DATABASE_URL;
-  const keel = (...args: string[]) => exec(process.execPath, [KEEL, 'geo', ...args], { env });
+    DATABASE_URL: undefined,
+  };
+  // `keel geo …` in this process.
+  const keel = (...args: string[]) => keelInProcess(['geo', ...args], env);
   const boot = JSON.parse((await keel('bootstrap', '--json')).stdout);
 
   const double = await startEngineDouble({
@@ -89,12 +86,14 @@ test('keel geo prompts import loads a CSV; keel geo run shows progress and print
   assert.match(ran.stdout, /subjective_impression\s+skipped/);
   assert.match(ran.stdout, /4 answered, 0 failed/);
 
-  const bad = await keel('run', '--workspace', 'nope').catch((error) => error);
+  assert.equal(imported.code, 0);
+  assert.equal(ran.code, 0);
+  const bad = await keel('run', '--workspace', 'nope');
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /--workspace must be a UUID/);
   const csvBad = path.join(dataDir, 'bad.csv');
   fs.writeFileSync(csvBad, 'topic\ncrm\n');
-  const rejected = await keel('prompts', 'import', '--workspace', boot.workspaceId, '--file', csvBad).catch((e) => e);
+  const rejected = await keel('prompts', 'import', '--workspace', boot.workspaceId, '--file', csvBad);
   assert.notEqual(rejected.code, 0);
   assert.match(rejected.stderr, /text/);
 });

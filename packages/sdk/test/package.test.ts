@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { keelInProcess } from '../../cli/test/in-process.ts';
 
 const SDK = path.resolve(import.meta.dirname, '..');
 const REPO = path.resolve(SDK, '..', '..');
@@ -182,13 +183,14 @@ describe('@keel/sdk as an npm package', () => {
   describe('live examples', () => {
     for (const node of nodeBinaries()) {
       test(`the README's examples run against live services on Node ${node.version}`, async () => {
-        // Fresh credentials per run, exactly as the README tells a user to create them.
-        const geo = JSON.parse(
-          await run(process.execPath, [KEEL, 'geo', 'bootstrap', '--json'], { cwd: REPO, env: serviceEnv }),
-        );
-        const engine = JSON.parse(
-          await run(process.execPath, [KEEL, 'engine', 'bootstrap', '--json'], { cwd: REPO, env: serviceEnv }),
-        );
+        // Fresh credentials per run, with the commands the README tells a user to run (`keel` in this process).
+        const bootstrap = async (service: string) => {
+          const result = await keelInProcess([service, 'bootstrap', '--json'], serviceEnv);
+          assert.equal(result.code, 0, result.stderr);
+          return JSON.parse(result.stdout);
+        };
+        const geo = await bootstrap('geo');
+        const engine = await bootstrap('engine');
         const env = {
           PATH: process.env.PATH,
           GUARD_URL: urls.get('guard'),

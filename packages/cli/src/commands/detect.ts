@@ -62,9 +62,9 @@ async function* walk(target: string): AsyncGenerator<string> {
   }
 }
 
-async function readStdin(): Promise<string> {
+async function readAll(input: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of input) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -93,7 +93,7 @@ export function summaryLine(findings: readonly Finding[], files: number): string
 }
 
 /**
- * `keel detect [PATH…]`: scans files (directories recursively, stdin when no path) with guard's engine and
+ * `keel detect [PATH…]`: scans files (directories recursively, `stdin` when no path) with guard's engine and
  * default patterns. Prints `path:line:col block|mask TYPE score masked` and a summary line (or JSON lines with
  * --json); resolves to the exit code: 1 when something would be blocked, else 0.
  */
@@ -102,6 +102,7 @@ export async function detectCommand(
   env: Env,
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream & { isTTY?: boolean },
+  stdin: NodeJS.ReadableStream,
 ): Promise<number> {
   const { detection } = readGuardConfig(env);
   const scan = createLocalScanner(detection);
@@ -140,7 +141,7 @@ export async function detectCommand(
     return wouldBlock ? EXIT.outcome : EXIT.ok;
   };
   if (options.paths.length === 0) {
-    report('<stdin>', await readStdin());
+    report('<stdin>', await readAll(stdin));
     return finish(1);
   }
   await checkPaths(options.paths);
