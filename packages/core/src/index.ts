@@ -27,6 +27,7 @@ export {
   toIsoString,
 } from './db/dialect.ts';
 export { createGroupCommit, type GroupCommit } from './db/group-commit.ts';
+export { insertMany } from './db/insert-many.ts';
 export { type MigrationSet, migrateToLatest } from './db/migrate.ts';
 export {
   type Database,
