@@ -144,11 +144,13 @@ export {
   type RuntimeSignals,
   runInSpan,
   runtimeSignals,
+  type StepSpan,
   setSpanTenant,
   startTelemetry,
   tracingExported,
   withClientSpan,
   withSpan,
+  withStepSpan,
 } from './telemetry/telemetry.ts';
 export {
   formatTraceparent,
