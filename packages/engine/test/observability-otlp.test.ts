@@ -11,7 +11,7 @@ import { after, describe, test } from 'node:test';
 import { flushTelemetry } from '@keel/core';
 import { waitUntil } from '@keel/core/testing';
 import { createExecutionWorker, type ExecutionWorker } from '../src/executions/execution-worker.ts';
-import { BASE_CONFIG } from './execution-helper.ts';
+import { BASE_CONFIG, publishedFlow } from './execution-helper.ts';
 import { startMcpServer } from './mcp-servers.ts';
 import { setupAgent, sharedRuntime, startUpstream, testDatabaseTargets } from './runtime-helper.ts';
 
@@ -23,6 +23,7 @@ interface ExportedSpan {
   kind: number;
   service: string;
   attributes?: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
+  status?: { code?: number };
 }
 
 /** One attribute of an exported span (OTLP JSON carries ints as strings or numbers). */
@@ -187,6 +188,54 @@ for (const target of testDatabaseTargets()) {
       assert.ok(!JSON.stringify(steps).includes('shoes'), 'no payload in the timeline');
       const order = timeline.body.events.map((event: any) => event.name);
       assert.ok(order.indexOf('execution.run') < order.indexOf('flow.node ai'), order.join(', '));
+    });
+
+    test('a failed node ends its span failed with its code; the timeline shows it beside the stored steps', async () => {
+      const TRACE_ID = randomBytes(16).toString('hex');
+      const engine = await shared.fresh();
+      const nodes = [
+        { id: 'start', type: 'input', next: 'call' },
+        { id: 'call', type: 'tool', tool: 'no_such_tool', next: 'done' },
+        { id: 'done', type: 'output', action: 'RESPOND', content: 'never' },
+      ];
+      const flow = await publishedFlow(engine, engine.a.token, 'Failing', nodes);
+      const run = await engine.call('POST', `/api/v1/runtime/flows/${flow.id}/execute`, {
+        token: engine.a.token,
+        headers: { traceparent: `00-${TRACE_ID}-b7ad6b7169203331-01` },
+        body: { input: {} },
+      });
+      assert.equal(run.status, 200, JSON.stringify(run.body));
+      assert.equal(run.body.state, 'terminal_failure');
+      assert.equal(run.body.error.code, 'TOOL_UNAVAILABLE');
+
+      await flushTelemetry();
+      await waitUntil(
+        async () => spans.some((span) => span.traceId === TRACE_ID && span.name === 'flow.node tool'),
+        10_000,
+      );
+      const failed = spans.find((span) => span.traceId === TRACE_ID && span.name === 'flow.node tool')!;
+      assert.equal(failed.status?.code, 2, 'STATUS_CODE_ERROR');
+      assert.equal(attribute(failed, 'keel.flow.node.outcome'), 'failed');
+      assert.equal(attribute(failed, 'keel.flow.node.error_code'), 'TOOL_UNAVAILABLE');
+
+      const timeline = await engine.call('GET', `/api/v1/observability/traces/${TRACE_ID}`, { token: engine.a.token });
+      assert.equal(timeline.status, 200, JSON.stringify(timeline.body));
+      const steps = timeline.body.events.filter((event: any) => event.name.startsWith('flow.node '));
+      assert.deepEqual(
+        steps.map((event: any) => [event.name, event.failed, event.attributes['keel.flow.node.outcome']]),
+        [
+          ['flow.node input', false, 'succeeded'],
+          ['flow.node tool', true, 'failed'],
+        ],
+      );
+      assert.equal(steps[1].span_id, failed.spanId);
+      assert.equal(steps[1].attributes['keel.flow.node.error_code'], 'TOOL_UNAVAILABLE');
+      assert.equal(timeline.body.failed, true);
+      // Another realm sees none of it.
+      assert.equal(
+        (await engine.call('GET', `/api/v1/observability/traces/${TRACE_ID}`, { token: engine.b.token })).status,
+        404,
+      );
     });
   });
 }
