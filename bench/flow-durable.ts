@@ -324,6 +324,8 @@ pinned versions is inserted (one transaction), run in the process, and the final
 their events (one transaction: all ten nodes here are pure — input, transforms, output — whose steps are held back until
 the next durable write; a step that calls a tool, a model or an agent, or waits, is stored with everything before it
 before the next step starts) — ${Math.round(sync.steps / (args.warmup + args.executions * args.rounds))} step rows per execution;
+the run gets the row it stored and answers the row it wrote (nothing is read back), and each node execution is a
+\`flow.node <type>\` span under \`execution.run\` (no OTLP exporter configured here, as by default);
 SQLite file in WAL mode, \`synchronous=NORMAL\`. Mastra: the same 10 chained steps with \`LibSQLStore\` on a SQLite file and
 \`shouldPersistSnapshot: () => true\`. ${args.rounds} alternating rounds of ${args.executions} after ${args.warmup} warm-up executions each.
 ${machineLine()}. 1-min load average ${loadBefore} before, ${loadAfter} after (2 cores; the load

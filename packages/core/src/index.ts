@@ -27,6 +27,7 @@ export {
   toIsoString,
 } from './db/dialect.ts';
 export { createGroupCommit, type GroupCommit } from './db/group-commit.ts';
+export { insertMany } from './db/insert-many.ts';
 export { type MigrationSet, migrateToLatest } from './db/migrate.ts';
 export {
   type Database,
@@ -143,11 +144,13 @@ export {
   type RuntimeSignals,
   runInSpan,
   runtimeSignals,
+  type StepSpan,
   setSpanTenant,
   startTelemetry,
   tracingExported,
   withClientSpan,
   withSpan,
+  withStepSpan,
 } from './telemetry/telemetry.ts';
 export {
   formatTraceparent,

@@ -424,6 +424,45 @@ export async function withSpan<T>(name: string, attributes: Attributes, work: ()
   }
 }
 
+/** The span `withStepSpan` runs work in: its ids, and attributes the work adds once it knows them. */
+export interface StepSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId: string | undefined;
+  /** Adds attributes to the span (recorded when it ends: an outcome, a code). */
+  set(attributes: Attributes): void;
+}
+
+/**
+ * Runs a step (a flow node) as an internal child span of the current one, with attributes `work` adds as it learns
+ * them. With `activate: false` the span is not made current, so `work` must start no span of its own (pure
+ * computations): that skips an AsyncLocalStorage switch. A throw ends the span failed with the error's name. Without
+ * OTLP export no SDK span is made (ids come from a pooled random buffer), so the cost is a few small objects.
+ */
+export async function withStepSpan<T>(
+  name: string,
+  attributes: Attributes,
+  work: (span: StepSpan) => Promise<T>,
+  options: { activate?: boolean } = {},
+): Promise<T> {
+  const span = startSpan(name, 'internal', activeSpan.getStore(), attributes);
+  const recorded: Attributes = { ...attributes };
+  const handle: StepSpan = {
+    traceId: span.traceId,
+    spanId: span.spanId,
+    parentSpanId: span.parentSpanId,
+    set: (more) => Object.assign(recorded, more),
+  };
+  try {
+    const result = await (options.activate === false ? work(handle) : activeSpan.run(span, () => work(handle)));
+    endSpan(span, undefined, recorded);
+    return result;
+  } catch (error) {
+    endSpan(span, (error as Error)?.name ?? 'error', recorded);
+    throw error;
+  }
+}
+
 /**
  * Runs an outgoing call as a CLIENT span, a child of the current span (or of `parent`, a stored `traceparent`,
  * for work done later, such as webhook deliveries): `work` gets the `traceparent` to send, and the call's

@@ -1,5 +1,6 @@
 import { type Executor, fromJsonColumn } from '@keel/core';
 import { ModelCallError } from '@keel/models';
+import type { Insertable } from 'kysely';
 import { loadAgent } from '../agents/agent-service.ts';
 import type { EngineDb } from '../db/schema.ts';
 import {
@@ -10,6 +11,7 @@ import {
   type FlowStepRecord,
   type GenerateCall,
   type PortResult,
+  PURE_NODE_TYPES,
   QUOTA_EXCEEDED,
   type ResourceCall,
   type SpecialistCall,
@@ -23,6 +25,7 @@ import type { RuntimeContext } from '../runtime/runtime-context.ts';
 import { type MeteredUse, recordMetered } from '../usage/usage-service.ts';
 import { inTransaction } from '../write.ts';
 import { insertEvent, insertSteps, listSteps } from './execution-store.ts';
+import type { FlowExecutionEventTable } from './execution-tables.ts';
 
 /** Who an execution runs for: its realm and (optionally) the agent whose provider serves its model nodes. */
 export interface ExecutionScope {
@@ -130,16 +133,13 @@ async function complete(
 
 const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
-/** Node types whose step is a pure function of the stored log and the input (no call, no wait, no choice). */
-const PURE_STEPS = new Set(['input', 'transform', 'condition', 'output']);
-
 /** The store port: the executor's port plus the steps it holds back until the next durable write. */
 export interface StorePort extends FlowPort {
   /**
-   * Writes the held-back steps in `trx` (the worker's final state change), in save order, and the usage records of
-   * calls whose step failed.
+   * Writes the held-back steps in `trx` (the worker's final state change), in save order, with `trailing` (the
+   * final state's event) after their events in the same statement, and the usage records of calls whose step failed.
    */
-  flushPending(trx: Executor<EngineDb>): Promise<void>;
+  flushPending(trx: Executor<EngineDb>, trailing?: Insertable<FlowExecutionEventTable>): Promise<void>;
   /** When the last realm-quota refusal of this run clears (QUOTA_EXCEEDED), if there was one. */
   quotaRefusedUntil(): string | undefined;
 }
@@ -245,8 +245,15 @@ export function createStorePort(
       if (error instanceof FlowPortError && error.retryAt !== undefined) refusedUntil = error.retryAt;
       throw error;
     });
-  const write = async (trx: Executor<EngineDb>, records: FlowStepRecord[]) => {
-    if (records.length === 0) return;
+  const write = async (
+    trx: Executor<EngineDb>,
+    records: FlowStepRecord[],
+    trailing?: Insertable<FlowExecutionEventTable>,
+  ) => {
+    if (records.length === 0) {
+      if (trailing) await insertEvent(trx, trailing);
+      return;
+    }
     const now = new Date(rt.clock()).toISOString();
     // A step's usage records are stored in the transaction that stores the step: counted once, never without it.
     if (metered.size > 0)
@@ -265,21 +272,20 @@ export function createStorePort(
         created_at: now,
       })),
     );
-    await insertEvent(
-      trx,
-      records.map((record) => ({
-        execution_id: scope.executionId,
-        type: `step.${record.phase}`,
-        data: JSON.stringify({
-          key: record.key,
-          node_id: record.node_id,
-          node_type: record.type,
-          attempts: record.attempts,
-          tool_calls: record.tool_calls,
-        }),
-        created_at: now,
-      })),
-    );
+    const events: Insertable<FlowExecutionEventTable>[] = records.map((record) => ({
+      execution_id: scope.executionId,
+      type: `step.${record.phase}`,
+      data: JSON.stringify({
+        key: record.key,
+        node_id: record.node_id,
+        node_type: record.type,
+        attempts: record.attempts,
+        tool_calls: record.tool_calls,
+      }),
+      created_at: now,
+    }));
+    if (trailing) events.push(trailing);
+    await insertEvent(trx, events);
   };
   return {
     async loadSteps(executionId) {
@@ -289,7 +295,7 @@ export function createStorePort(
       return rows.map((row) => fromJsonColumn<FlowStepRecord>(row.record));
     },
     saveStep(_executionId, record) {
-      if (record.phase === 'done' && PURE_STEPS.has(record.type)) {
+      if (record.phase === 'done' && PURE_NODE_TYPES.has(record.type)) {
         pending.push(record);
         return Promise.resolve();
       }
@@ -301,11 +307,11 @@ export function createStorePort(
       saving = save.catch(() => undefined);
       return save;
     },
-    async flushPending(trx) {
+    async flushPending(trx, trailing) {
       await saving;
       const records = pending;
       pending = [];
-      await write(trx, records);
+      await write(trx, records, trailing);
       // Calls of steps that failed (no step record): stored with the final state, so they are counted too.
       if (metered.size > 0) await writeUsage(trx, undefined, new Date(rt.clock()).toISOString());
     },

@@ -175,6 +175,9 @@ export async function prepareExecution(
       if (active) prompt = { id: active.id, version: active.version };
     }
   }
+  // Read here, in the request's context: `row` runs inside the write, which group commit may run in the context of
+  // another request's write (the one that started the batch).
+  const traceId = currentTraceId() ?? newTraceId();
   return {
     settings,
     row: (now, extra = {}) => ({
@@ -210,7 +213,7 @@ export async function prepareExecution(
       lease_owner: extra.lease?.owner ?? null,
       lease_expires_at: extra.lease?.until ?? null,
       // The request's W3C trace id: the worker runs the execution in the same trace.
-      trace_id: currentTraceId() ?? newTraceId(),
+      trace_id: traceId,
       created_by: extra.createdBy ?? createdBy,
       created_at: now,
       updated_at: now,
@@ -222,6 +225,11 @@ export async function prepareExecution(
 
 /** Stores a prepared execution row with its `execution.queued` event (in the caller's transaction). */
 export async function storeExecution(trx: Executor<EngineDb>, row: ExecutionRow, data: Record<string, unknown> = {}) {
+  await insertExecutionRow(trx, row, data);
+  return toExecutionView(row);
+}
+
+async function insertExecutionRow(trx: Executor<EngineDb>, row: ExecutionRow, data: Record<string, unknown>) {
   await insertExecution(trx, row);
   await insertEvent(trx, {
     execution_id: row.id,
@@ -229,7 +237,6 @@ export async function storeExecution(trx: Executor<EngineDb>, row: ExecutionRow,
     data: JSON.stringify({ state: row.state, flow_id: row.flow_id, flow_version: row.flow_version, ...data }),
     created_at: toIsoString(row.created_at),
   });
-  return toExecutionView(row);
 }
 
 /**
@@ -249,6 +256,8 @@ export async function createExecution(
     respond?: (view: ReturnType<typeof toExecutionView>) => unknown;
     /** The realm quota already counted this run (a chat turn queuing its flow). */
     admitted?: boolean;
+    /** Called with the stored row once its transaction ran (not on a replay). */
+    onStored?: (row: ExecutionRow) => void;
   } = {},
 ): Promise<IdempotentResponse<unknown>> {
   const realmId = requirePermission(principal, 'runtime:run');
@@ -257,6 +266,7 @@ export async function createExecution(
   // A synchronous execute creates the execution leased to its runner, so no worker takes it before it starts.
   const lease = options.runner?.leaseFor(rt.clock());
   const operation = options.operation ?? 'POST /api/v1/runtime/executions';
+  let stored: ExecutionRow | undefined;
   const outcome = await runWrite(
     rt.engine,
     key === undefined
@@ -268,10 +278,15 @@ export async function createExecution(
         await admitSync(trx, input.agent_id.toLowerCase(), prepared.settings, now);
       }
       const row = prepared.row(now, lease ? { lease } : {});
-      const view = await storeExecution(trx, row, lease ? { mode: 'sync' } : {});
+      await insertExecutionRow(trx, row, lease ? { mode: 'sync' } : {});
+      stored = row;
+      // A synchronous run answers the execution's state after the run, so its creation answers only the id.
+      if (options.runner && !options.respond) return { statusCode: 202, body: { id: row.id } };
+      const view = toExecutionView(row);
       return { statusCode: 202, body: options.respond ? options.respond(view) : view };
     },
   );
+  if (stored && !outcome.replayed) options.onStored?.(stored);
   if (!outcome.replayed && !options.runner) wakeWorker(rt);
   return outcome;
 }
@@ -317,13 +332,25 @@ export async function executeFlow(
   idempotencyKey: unknown,
 ) {
   const runner = syncRunner(rt);
+  let stored: ExecutionRow | undefined;
   const created = await createExecution(rt, principal, { ...input, flow_id: flowId }, idempotencyKey, {
     operation: `POST /api/v1/runtime/flows/${flowId.toLowerCase()}/execute`,
     runner,
+    onStored: (row) => {
+      stored = row;
+    },
   });
   if (created.statusCode >= 400) return created;
   const id = (created.body as { id: string }).id;
-  if (!created.replayed && !(await runner.runOne(id))) wakeWorker(rt);
+  if (!created.replayed) {
+    // The row just stored is handed to the run, and the run answers the row it left: no read-back on this path.
+    const ran = await runner.runOne(id, stored);
+    if (ran === false) wakeWorker(rt);
+    else if (ran.row) {
+      requirePermission(principal, 'config:read');
+      return { statusCode: 200, body: toExecutionView(ran.row), replayed: false };
+    }
+  }
   return { statusCode: 200, body: await getExecution(rt, principal, id), replayed: created.replayed };
 }
 

@@ -1,4 +1,4 @@
-import { dialectOf, type Executor } from '@keel/core';
+import { dialectOf, type Executor, insertMany } from '@keel/core';
 import { type ExpressionBuilder, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import type { FlowExecutionEventTable, FlowExecutionStepTable, FlowExecutionTable } from './execution-tables.ts';
@@ -6,8 +6,48 @@ import type { FlowExecutionEventTable, FlowExecutionStepTable, FlowExecutionTabl
 export type ExecutionRow = Selectable<FlowExecutionTable>;
 export type ExecutionEventRow = Selectable<FlowExecutionEventTable>;
 
+const EXECUTION_COLUMNS = [
+  'id',
+  'realm_id',
+  'flow_id',
+  'flow_version',
+  'agent_id',
+  'session_id',
+  'state',
+  'input',
+  'settings',
+  'pinned',
+  'policy_version_id',
+  'signals',
+  'wait',
+  'action',
+  'error',
+  'usage',
+  'compensate',
+  'compensation_pending',
+  'cancel_requested',
+  'attempts',
+  'max_retries',
+  'max_concurrency',
+  'claims',
+  'run_at',
+  'lease_owner',
+  'lease_expires_at',
+  'trace_id',
+  'created_by',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'finished_at',
+] as const satisfies readonly (keyof FlowExecutionTable)[];
+const STEP_COLUMNS = ['execution_id', 'key', 'seq', 'record', 'created_at'] as const;
+const EVENT_COLUMNS = ['execution_id', 'type', 'data', 'created_at'] as const;
+/** Rows per multi-row INSERT of steps and events (PostgreSQL binds at most 65,535 parameters). */
+const INSERT_CHUNK = 500;
+
+/** Inserts an execution row (every column; the statement text is compiled once). */
 export async function insertExecution(db: Executor<EngineDb>, row: Insertable<FlowExecutionTable>): Promise<void> {
-  await db.insertInto('flow_execution').values(row).execute();
+  await insertMany(db, 'flow_execution', EXECUTION_COLUMNS, [row], 1);
 }
 
 /** An execution of the realm (undefined for an unknown id and another realm's alike). */
@@ -235,16 +275,12 @@ export async function renewLease(
   return row ? { cancelRequested: Boolean(row.cancel_requested) } : undefined;
 }
 
-/** Inserts step records (one statement for all of them). */
+/** Inserts step records (one statement for up to 500 of them). */
 export async function insertSteps(
   db: Executor<EngineDb>,
   rows: readonly Insertable<FlowExecutionStepTable>[],
 ): Promise<void> {
-  if (rows.length > 0)
-    await db
-      .insertInto('flow_execution_step')
-      .values([...rows])
-      .execute();
+  await insertMany(db, 'flow_execution_step', STEP_COLUMNS, rows, INSERT_CHUNK);
 }
 
 /** The step log of an execution in save order. */
@@ -262,8 +298,8 @@ export async function insertEvent(
   db: Executor<EngineDb>,
   row: Insertable<FlowExecutionEventTable> | readonly Insertable<FlowExecutionEventTable>[],
 ): Promise<void> {
-  const rows = Array.isArray(row) ? [...row] : [row as Insertable<FlowExecutionEventTable>];
-  if (rows.length > 0) await db.insertInto('flow_execution_event').values(rows).execute();
+  const rows = Array.isArray(row) ? row : [row as Insertable<FlowExecutionEventTable>];
+  await insertMany(db, 'flow_execution_event', EVENT_COLUMNS, rows, INSERT_CHUNK);
 }
 
 /** Events of an execution after the event id `after`, oldest first. */

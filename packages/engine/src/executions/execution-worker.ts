@@ -64,16 +64,20 @@ export interface ExecutionWorker {
   wake(): void;
   /**
    * Runs one execution in this process now (a synchronous execute): one created leased to this worker
-   * (`leaseFor`), or a queued one it claims. Resolves once the run stopped (succeeded, failed, or waiting), false
-   * when another worker had taken it.
+   * (`leaseFor`; `created` is the row just inserted, so it is not read back), or a queued one it claims. Resolves
+   * once the run stopped (succeeded, failed, or waiting) with the row as this worker left it (undefined when it
+   * did not write the outcome, e.g. the lease was lost), false when another worker had taken it.
    */
-  runOne(executionId: string): Promise<boolean>;
+  runOne(executionId: string, created?: ExecutionRow): Promise<RunOneResult>;
   /** A lease for an execution created to be run by `runOne` at once: no other worker takes it meanwhile. */
   leaseFor(now: number): { owner: string; until: string };
   /** Stops claiming, waits for runs in flight to stop (their leases are released). */
   stop(): Promise<void>;
   check(): true | { reason: string };
 }
+
+/** What `runOne` answers: false when another worker had the execution, else the row after the run (if known). */
+export type RunOneResult = false | { row: ExecutionRow | undefined };
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
@@ -137,9 +141,12 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
   function start(row: ExecutionRow): void {
     const controller = new AbortController();
     const done = runClaimed(row, controller)
-      .catch((error) => {
-        rt.log.warn({ err: error, executionId: row.id }, 'flow execution run stopped; its lease will expire');
-      })
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          rt.log.warn({ err: error, executionId: row.id }, 'flow execution run stopped; its lease will expire');
+        },
+      )
       .finally(() => {
         inFlight.delete(row.id);
         if (running) void poll();
@@ -147,8 +154,11 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     inFlight.set(row.id, { controller, done });
   }
 
-  /** Runs a claimed execution as a span of the trace of the request that queued it (provider and tool calls join it). */
-  function runClaimed(row: ExecutionRow, stopped: AbortController): Promise<void> {
+  /**
+   * Runs a claimed execution as a span of the trace of the request that queued it (provider and tool calls join
+   * it); answers the row as the run left it when it wrote the outcome.
+   */
+  function runClaimed(row: ExecutionRow, stopped: AbortController): Promise<ExecutionRow | undefined> {
     const run = () =>
       withSpan('execution.run', { 'keel.execution.id': row.id, 'keel.realm.id': row.realm_id }, () =>
         runExecution(row, stopped),
@@ -156,7 +166,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     return continueTrace(isTraceId(row.trace_id) ? row.trace_id : newTraceId(), row.realm_id, run);
   }
 
-  async function runExecution(row: ExecutionRow, stopped: AbortController): Promise<void> {
+  async function runExecution(row: ExecutionRow, stopped: AbortController): Promise<ExecutionRow | undefined> {
     const cancel = new AbortController();
     const lost = new AbortController();
     const abortAll = () => cancel.abort(new Error('worker stopping'));
@@ -180,13 +190,11 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     );
     try {
       const plan = await loadPublishedPlan(rt, row.realm_id, row.flow_id, row.flow_version);
-      if (!plan) {
-        await finish(row, {
+      if (!plan)
+        return await finish(row, {
           state: 'terminal_failure',
           error: { code: 'PLAN_UNAVAILABLE', message: 'the pinned flow version is no longer available', node_id: null },
         });
-        return;
-      }
       const settings = fromJsonColumn<AgentSettings>(row.settings);
       const port = createStorePort(
         rt,
@@ -219,7 +227,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
         signal: cancel.signal,
         ...(policy?.rules.allowed_actions ? { actionAllowed: (type: string) => actionAllowed(policy, type) } : {}),
       });
-      if (lost.signal.aborted) return;
+      if (lost.signal.aborted) return undefined;
       if (stopped.signal.aborted && outcome.status === 'cancelled' && !toBoolean(row.cancel_requested)) {
         // Stopped by shutdown, not by a cancel: give the execution back at once.
         await updateExecutionIf(
@@ -231,7 +239,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
             lease_expires_at: iso(0),
           },
         );
-        return;
+        return undefined;
       }
       const next = outcomeUpdate(row, outcome);
       // A step refused by the realm quota: the failure says when the window ends (POST …/retry waits for it).
@@ -247,7 +255,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
         (await hasCompensations(rt, row.id))
       )
         next.compensationPending = true;
-      await finish(row, next, port);
+      return await finish(row, next, port);
     } finally {
       clearInterval(heartbeat);
       stopped.signal.removeEventListener('abort', abortAll);
@@ -305,46 +313,54 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     }
   }
 
-  /** Moves a claimed execution to its outcome's state, only while this worker still holds the lease. */
-  async function finish(row: ExecutionRow, next: Finish, port?: StorePort): Promise<void> {
+  /**
+   * Moves a claimed execution to its outcome's state, only while this worker still holds the lease; answers the
+   * row as written (undefined when the move did not apply).
+   */
+  async function finish(row: ExecutionRow, next: Finish, port?: StorePort): Promise<ExecutionRow | undefined> {
     const now = iso(rt.clock());
     const final = ['succeeded', 'terminal_failure', 'cancelled', 'compensated'].includes(next.state);
-    await inTransaction(rt.engine, async (trx, sink) => {
-      const moved = await updateExecutionIf(
+    const set = {
+      state: next.state,
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: now,
+      ...(next.action !== undefined ? { action: JSON.stringify(next.action) } : {}),
+      ...(next.error !== undefined ? { error: JSON.stringify(next.error) } : {}),
+      ...(next.usage !== undefined ? { usage: JSON.stringify(next.usage) } : {}),
+      wait: next.wait === undefined ? null : JSON.stringify(next.wait),
+      ...(next.runAt !== undefined ? { run_at: next.runAt } : {}),
+      compensation_pending: next.compensationPending === true,
+      ...(next.compensationPending ? { run_at: now } : {}),
+      ...(final ? { finished_at: now } : {}),
+    };
+    const event = {
+      execution_id: row.id,
+      type: `execution.${next.state}`,
+      data: JSON.stringify({
+        state: next.state,
+        ...(next.action !== undefined ? { action: next.action } : {}),
+        ...(next.error !== undefined ? { error: next.error } : {}),
+        ...(next.wait !== undefined ? { wait: next.wait } : {}),
+      }),
+      created_at: now,
+    };
+    const moved = await inTransaction(rt.engine, async (trx, sink) => {
+      const applied = await updateExecutionIf(
         trx,
         row.id,
         { states: ['running', 'cancelled', 'terminal_failure'], leaseOwner: id },
-        {
-          state: next.state,
-          lease_owner: null,
-          lease_expires_at: null,
-          updated_at: now,
-          ...(next.action !== undefined ? { action: JSON.stringify(next.action) } : {}),
-          ...(next.error !== undefined ? { error: JSON.stringify(next.error) } : {}),
-          ...(next.usage !== undefined ? { usage: JSON.stringify(next.usage) } : {}),
-          wait: next.wait === undefined ? null : JSON.stringify(next.wait),
-          ...(next.runAt !== undefined ? { run_at: next.runAt } : {}),
-          compensation_pending: next.compensationPending === true,
-          ...(next.compensationPending ? { run_at: now } : {}),
-          ...(final ? { finished_at: now } : {}),
-        },
+        set,
       );
-      if (!moved) return;
-      // The run's held-back pure steps are stored with its final state (never without it).
-      await port?.flushPending(trx);
+      if (!applied) return false;
       sink.emitRuntime(flowExecutionEvent(row, next.state, next.error?.code ?? null, now));
-      await insertEvent(trx, {
-        execution_id: row.id,
-        type: `execution.${next.state}`,
-        data: JSON.stringify({
-          state: next.state,
-          ...(next.action !== undefined ? { action: next.action } : {}),
-          ...(next.error !== undefined ? { error: next.error } : {}),
-          ...(next.wait !== undefined ? { wait: next.wait } : {}),
-        }),
-        created_at: now,
-      });
+      // The run's held-back pure steps are stored with its final state (never without it), their events before the
+      // final state's event.
+      if (port) await port.flushPending(trx, event);
+      else await insertEvent(trx, event);
+      return true;
     });
+    return moved ? { ...row, ...set } : undefined;
   }
 
   return {
@@ -358,10 +374,10 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
       if (running) void poll();
     },
     leaseFor: (now) => ({ owner: id, until: iso(now + options.leaseMs) }),
-    async runOne(executionId) {
+    async runOne(executionId, created) {
       const now = rt.clock();
       // Queued for this worker at creation (leased to it), or still queued: claim it.
-      const leased = await findExecutionById(rt.db, executionId);
+      const leased = created?.id === executionId ? created : await findExecutionById(rt.db, executionId);
       const row =
         leased?.state === 'running' && leased.lease_owner === id
           ? leased
@@ -374,10 +390,15 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
             );
       if (!row) return false;
       const controller = new AbortController();
-      const done = runClaimed(row, controller).finally(() => inFlight.delete(row.id));
-      inFlight.set(row.id, { controller, done });
-      await done;
-      return true;
+      const run = runClaimed(row, controller).finally(() => inFlight.delete(row.id));
+      inFlight.set(row.id, {
+        controller,
+        done: run.then(
+          () => undefined,
+          () => undefined,
+        ),
+      });
+      return { row: await run };
     },
     async stop() {
       running = false;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { type StepSpan, withStepSpan } from '@keel/core';
 import type { AgentSettings } from '../agents/agent-settings.ts';
 import { amountPicos } from '../providers/pricing.ts';
 import {
@@ -40,7 +41,25 @@ export interface FlowStepRecord {
   attempts: number;
   started_at: string;
   finished_at: string;
+  /** The span of the node's execution (trace timelines show the step under this id; absent in older records). */
+  span_id?: string;
+  parent_span_id?: string | null;
 }
+
+/**
+ * Node types whose step is a pure function of the stored log and the input (no call, no wait, no choice): their
+ * spans are not made current (they start none), and the store holds their records back until the next durable write.
+ */
+export const PURE_NODE_TYPES: ReadonlySet<NodeType> = new Set(['input', 'transform', 'condition', 'output']);
+
+/** Attributes of a flow node's span (ids, type, outcome and codes only: never a payload). */
+export const NODE_SPAN = {
+  nodeId: 'keel.flow.node.id',
+  nodeType: 'keel.flow.node.type',
+  outcome: 'keel.flow.node.outcome',
+  errorCode: 'keel.flow.node.error_code',
+  attempts: 'keel.flow.node.attempts',
+} as const;
 
 /** A failure reported by a port call; `retryable` failures are retried within max_node_retries. */
 export class FlowPortError extends Error {
@@ -381,34 +400,71 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
     if (++usage.steps > MAX_STEPS_PER_RUN)
       throw new FlowFailure('STEP_LIMIT', `a run takes at most ${MAX_STEPS_PER_RUN} steps`, node.id, false);
     checkRunnable(node.id);
-    const startedAt = port.now();
-    const result = await execute();
-    const outcome = toJson(result.outcome, node.id);
-    if (jsonSize(outcome, MAX_STEP_OUTCOME_CHARS) > MAX_STEP_OUTCOME_CHARS)
-      throw new FlowFailure(
-        'STEP_OUTPUT_TOO_LARGE',
-        `a step result exceeds ${MAX_STEP_OUTCOME_CHARS} characters`,
-        node.id,
-        false,
-      );
-    const record: FlowStepRecord = {
-      key,
-      node_id: node.id,
-      type: node.type,
-      phase: 'done',
-      outcome,
-      compensation: result.compensation ?? null,
-      tool_calls: result.toolCalls ?? 0,
-      cost_picos: String(result.cost ?? 0n),
-      attempts: result.attempts ?? 0,
-      started_at: iso(startedAt),
-      finished_at: iso(port.now()),
-    };
-    await save(record);
-    account(record);
-    usage.executed++;
-    return outcome;
+    return nodeSpan(node, async (span) => {
+      const startedAt = port.now();
+      const result = await execute();
+      const outcome = toJson(result.outcome, node.id);
+      if (jsonSize(outcome, MAX_STEP_OUTCOME_CHARS) > MAX_STEP_OUTCOME_CHARS)
+        throw new FlowFailure(
+          'STEP_OUTPUT_TOO_LARGE',
+          `a step result exceeds ${MAX_STEP_OUTCOME_CHARS} characters`,
+          node.id,
+          false,
+        );
+      const error = (outcome as { error?: { code?: unknown } } | null)?.error;
+      span.set({
+        [NODE_SPAN.outcome]: error ? 'error' : 'succeeded',
+        [NODE_SPAN.attempts]: result.attempts ?? 0,
+        ...(error && typeof error.code === 'string' ? { [NODE_SPAN.errorCode]: error.code } : {}),
+      });
+      const record: FlowStepRecord = {
+        key,
+        node_id: node.id,
+        type: node.type,
+        phase: 'done',
+        outcome,
+        compensation: result.compensation ?? null,
+        tool_calls: result.toolCalls ?? 0,
+        cost_picos: String(result.cost ?? 0n),
+        attempts: result.attempts ?? 0,
+        started_at: iso(startedAt),
+        finished_at: iso(port.now()),
+        span_id: span.spanId,
+        parent_span_id: span.parentSpanId ?? null,
+      };
+      await save(record);
+      account(record);
+      usage.executed++;
+      return outcome;
+    });
   };
+
+  /**
+   * Runs one execution of a node as a span (`flow.node <type>`) under the run's span: node id, type and outcome
+   * attributes, no payloads. A step that throws ends its span failed with outcome `failed` (or `cancelled`) and
+   * the failure's code.
+   */
+  const nodeSpan = <T>(node: FlowNode, work: (span: StepSpan) => Promise<T>): Promise<T> =>
+    withStepSpan(
+      `flow.node ${node.type}`,
+      { [NODE_SPAN.nodeId]: node.id, [NODE_SPAN.nodeType]: node.type, 'keel.execution.id': executionId },
+      async (span) => {
+        try {
+          return await work(span);
+        } catch (error) {
+          const code =
+            error instanceof FlowFailure || error instanceof FlowPortError || error instanceof ExpressionError
+              ? error.code
+              : undefined;
+          span.set({
+            [NODE_SPAN.outcome]: error instanceof Cancelled ? 'cancelled' : 'failed',
+            ...(code ? { [NODE_SPAN.errorCode]: code } : {}),
+          });
+          throw error;
+        }
+      },
+      { activate: !PURE_NODE_TYPES.has(node.type) },
+    );
 
   /** Reserves one tool call within max_tool_calls (released by the caller once the step is saved or failed). */
   const useToolCall = (nodeId: string) => {
@@ -827,23 +883,28 @@ async function runExecution(port: FlowPort, request: FlowRunRequest): Promise<Fl
     }
     checkRunnable(node.id);
     let marker = records.get(`${key}~wait`);
-    if (!marker) {
-      const now = port.now();
-      marker = {
-        key: `${key}~wait`,
-        node_id: node.id,
-        type: node.type,
-        phase: 'wait',
-        outcome: toJson(describe()),
-        compensation: null,
-        tool_calls: 0,
-        cost_picos: '0',
-        attempts: 0,
-        started_at: iso(now),
-        finished_at: iso(now),
-      };
-      await save(marker);
-    }
+    if (!marker)
+      marker = await nodeSpan(node, async (span) => {
+        const now = port.now();
+        span.set({ [NODE_SPAN.outcome]: 'waiting' });
+        const started: FlowStepRecord = {
+          key: `${key}~wait`,
+          node_id: node.id,
+          type: node.type,
+          phase: 'wait',
+          outcome: toJson(describe()),
+          compensation: null,
+          tool_calls: 0,
+          cost_picos: '0',
+          attempts: 0,
+          started_at: iso(now),
+          finished_at: iso(now),
+          span_id: span.spanId,
+          parent_span_id: span.parentSpanId ?? null,
+        };
+        await save(started);
+        return started;
+      });
     const wait = marker.outcome as unknown as FlowWait;
     const signal = signals[key];
     let outcome: Json | undefined;

@@ -1,5 +1,6 @@
 import type { Executor } from '@keel/core';
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { param, preparedQuery } from '../db/prepared.ts';
 import type { EngineDb } from '../db/schema.ts';
 import type { FlowFixtureTable, FlowTable, FlowVersionTable } from './flow-tables.ts';
 
@@ -7,9 +8,13 @@ export type FlowRow = Selectable<FlowTable>;
 export type FlowVersionRow = Selectable<FlowVersionTable>;
 export type FlowFixtureRow = Selectable<FlowFixtureTable>;
 
-/** A flow of the realm (undefined for an unknown id and for another realm's flow alike). */
-export function findFlow(db: Executor<EngineDb>, realmId: string, id: string) {
-  return db.selectFrom('flow').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+const flowById = preparedQuery((db) =>
+  db.selectFrom('flow').selectAll().where('realm_id', '=', param('realmId')).where('id', '=', param('id')),
+);
+
+/** A flow of the realm (undefined for an unknown id and for another realm's flow alike); compiled once (hot path). */
+export async function findFlow(db: Executor<EngineDb>, realmId: string, id: string): Promise<FlowRow | undefined> {
+  return (await flowById(db, { realmId, id }))[0];
 }
 
 export function findFlowByNameKey(db: Executor<EngineDb>, realmId: string, nameKey: string) {

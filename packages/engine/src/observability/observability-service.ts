@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   checkIdempotencyKey,
   type FinishedSpan,
@@ -10,6 +11,7 @@ import {
   toBoolean,
   toIsoString,
 } from '@keel/core';
+import { type FlowStepRecord, NODE_SPAN } from '../flows/index.ts';
 import { type RuntimePrincipal, requirePermission } from '../identity/roles.ts';
 import { newId } from '../ids.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
@@ -34,6 +36,7 @@ import {
   recentDurations,
   resolveAlertFirings,
   traceEvents,
+  traceSteps,
   transitionAlertRule,
 } from './observability-store.ts';
 
@@ -80,6 +83,11 @@ const ATTRIBUTE_KEYS = [
   'keel.peer',
   'gen_ai.request.model',
   'gen_ai.tool.name',
+  NODE_SPAN.nodeId,
+  NODE_SPAN.nodeType,
+  NODE_SPAN.outcome,
+  NODE_SPAN.errorCode,
+  NODE_SPAN.attempts,
 ] as const;
 
 function eventKind(span: FinishedSpan): (typeof EVENT_KINDS)[number] {
@@ -155,6 +163,9 @@ export function createObservabilityRecorder(rt: RuntimeContext): ObservabilityRe
   };
   const stop = onSpanEnd((span) => {
     if (span.tenant === undefined) return;
+    // A flow node's span that ended normally is in its execution's step log (the timeline reads it from there):
+    // storing it again would cost a row per node on the execution path. Failed node spans have no step: stored.
+    if (!span.failed && span.attributes[NODE_SPAN.nodeId] !== undefined) return;
     buffer.push(toEventRow(span as FinishedSpan & { tenant: string }));
     if (buffer.length >= OBSERVABILITY_LIMITS.flushBatch) void write();
   });
@@ -257,7 +268,14 @@ export async function traceTimeline(
   const realmId = requirePermission(principal, 'config:read');
   if (!isTraceId(traceId)) throw RuntimeErrors.notFound('Trace', traceId);
   await recorder.flush();
-  const rows = await traceEvents(rt.db, realmId, traceId, OBSERVABILITY_LIMITS.traceEvents);
+  const limit = OBSERVABILITY_LIMITS.traceEvents;
+  const [stored, steps] = await Promise.all([
+    traceEvents(rt.db, realmId, traceId, limit),
+    traceSteps(rt.db, realmId, traceId, limit),
+  ]);
+  const rows = [...stored, ...steps.map((step) => stepEventRow(realmId, traceId, step))]
+    .sort((a, b) => compareTimes(a.occurred_at, b.occurred_at) || a.id.localeCompare(b.id))
+    .slice(0, limit);
   if (rows.length === 0) throw RuntimeErrors.notFound('Trace', traceId);
   const started = Date.parse(toIsoString(rows[0]!.occurred_at));
   const ended = Math.max(...rows.map((row) => Date.parse(toIsoString(row.occurred_at)) + row.duration_ms));
@@ -267,6 +285,49 @@ export async function traceTimeline(
     duration_ms: ended - started,
     failed: rows.some((row) => toBoolean(row.failed)),
     events: rows.map(toEventView),
+  };
+}
+
+const compareTimes = (a: string | Date, b: string | Date) => Date.parse(toIsoString(a)) - Date.parse(toIsoString(b));
+
+/**
+ * A flow node step of the execution log as a timeline event (`kind: step`, named like its span): ids, type,
+ * outcome, attempts and the handled error's code — never its input or result. Steps saved before node spans
+ * existed get a span id derived from the execution and step key.
+ */
+function stepEventRow(
+  realmId: string,
+  traceId: string,
+  step: { execution_id: string; seq: number; record: unknown },
+): ObservabilityEventRow {
+  const record = fromJsonColumn<FlowStepRecord>(step.record);
+  const error = (record.outcome as { error?: { code?: unknown } } | null)?.error;
+  const outcome =
+    record.phase === 'wait' ? 'waiting' : record.phase === 'undo' ? 'compensated' : error ? 'error' : 'succeeded';
+  const attributes: Record<string, string | number> = {
+    'keel.execution.id': step.execution_id,
+    [NODE_SPAN.nodeId]: record.node_id,
+    [NODE_SPAN.nodeType]: record.type,
+    [NODE_SPAN.outcome]: outcome,
+    [NODE_SPAN.attempts]: record.attempts,
+  };
+  if (error && typeof error.code === 'string') attributes[NODE_SPAN.errorCode] = error.code;
+  return {
+    id: `${step.execution_id}:${step.seq}`,
+    realm_id: realmId,
+    trace_id: traceId,
+    span_id:
+      record.span_id ??
+      createHash('sha256').update(step.execution_id).update('\n').update(record.key).digest('hex').slice(0, 16),
+    parent_span_id: record.parent_span_id ?? null,
+    kind: 'step',
+    level: error ? 'warn' : 'info',
+    name: `flow.node ${record.type}`,
+    status_code: null,
+    failed: false,
+    duration_ms: Math.max(0, Date.parse(record.finished_at) - Date.parse(record.started_at)),
+    attributes: JSON.stringify(attributes),
+    occurred_at: record.started_at,
   };
 }
 

@@ -116,6 +116,23 @@ export function traceEvents(
     .execute();
 }
 
+/**
+ * The step log of the realm's executions run in a trace (their step records in save order, at most `limit`): the
+ * timeline's source for flow node steps, stored with the steps themselves.
+ */
+export function traceSteps(db: Executor<EngineDb>, realmId: string, traceId: string, limit: number) {
+  return db
+    .selectFrom('flow_execution_step as s')
+    .innerJoin('flow_execution as e', 'e.id', 's.execution_id')
+    .select(['s.execution_id', 's.seq', 's.record'])
+    .where('e.realm_id', '=', realmId)
+    .where('e.trace_id', '=', traceId)
+    .orderBy('s.execution_id')
+    .orderBy('s.seq')
+    .limit(limit)
+    .execute();
+}
+
 /** Count, failures and summed duration of the realm's events of one kind since `since`. */
 export async function eventTotals(
   db: Executor<EngineDb>,

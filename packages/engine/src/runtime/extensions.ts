@@ -2,6 +2,8 @@ import type { AgentRuntime } from '../agents/agent-service.ts';
 import type { ProductView } from '../catalog/product-schemas.ts';
 import type { DetailsQuery } from '../catalog/product-service.ts';
 import type { FlowToolInvoker } from '../executions/execution-port.ts';
+import type { ExecutionRow } from '../executions/execution-store.ts';
+import type { RunOneResult } from '../executions/execution-worker.ts';
 import type { CatalogProduct, ProductQuery } from '../flows/flow-continuation.ts';
 import type { GovernancePolicy } from '../governance/governance-enforcement.ts';
 import type { RuntimePrincipal } from '../identity/roles.ts';
@@ -143,7 +145,7 @@ export interface RuntimeExtensions {
   executions?:
     | {
         wake(): void;
-        runOne(executionId: string): Promise<boolean>;
+        runOne(executionId: string, created?: ExecutionRow): Promise<RunOneResult>;
         leaseFor(now: number): { owner: string; until: string };
       }
     | undefined;
