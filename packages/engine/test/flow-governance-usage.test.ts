@@ -315,8 +315,8 @@ for (const target of testDatabaseTargets()) {
 
       const worker = createExecutionWorker(engine.runtime, { concurrency: 1, leaseMs: 3000, pollMs: 50 });
       t.after(() => worker.stop());
-      assert.equal(await worker.runOne(forbidden), true);
-      assert.equal(await worker.runOne(allowed), true);
+      assert.ok(await worker.runOne(forbidden), 'the worker ran it');
+      assert.ok(await worker.runOne(allowed), 'the worker ran it');
       const refused = (await engine.call('GET', `${EXECUTIONS}/${forbidden}`, { token })).body;
       assert.equal(refused.state, 'terminal_failure', JSON.stringify(refused));
       assert.equal(refused.error.code, 'POLICY_ACTION_BLOCKED');
