@@ -175,6 +175,9 @@ export async function prepareExecution(
       if (active) prompt = { id: active.id, version: active.version };
     }
   }
+  // Read here, in the request's own context: `row` runs inside the write path, whose group commit (SQLite) may
+  // run it in the context of another request's or the worker's write.
+  const traceId = currentTraceId() ?? newTraceId();
   return {
     settings,
     row: (now, extra = {}) => ({
@@ -210,7 +213,7 @@ export async function prepareExecution(
       lease_owner: extra.lease?.owner ?? null,
       lease_expires_at: extra.lease?.until ?? null,
       // The request's W3C trace id: the worker runs the execution in the same trace.
-      trace_id: currentTraceId() ?? newTraceId(),
+      trace_id: traceId,
       created_by: extra.createdBy ?? createdBy,
       created_at: now,
       updated_at: now,
