@@ -13,23 +13,27 @@ export const MAX_INPUT_DEPTH = 64;
 
 type Finding = { problem: 'nul' | 'depth'; path: string } | undefined;
 
+/** `found` one level up, under `segment` (paths are only built for a finding, never while walking). */
+const under = (segment: string, found: Finding): Finding =>
+  found && { problem: found.problem, path: `/${segment}${found.path}` };
+
 /** The first string holding U+0000 (keys included, when `nul` is checked) or the first value nested too deep. */
-function inspect(value: unknown, path: string, depth: number, nul: boolean): Finding {
-  if (typeof value === 'string') return nul && value.includes('\u0000') ? { problem: 'nul', path } : undefined;
+function inspect(value: unknown, depth: number, nul: boolean): Finding {
+  if (typeof value === 'string') return nul && value.includes('\u0000') ? { problem: 'nul', path: '' } : undefined;
   if (value === null || typeof value !== 'object') return undefined;
-  if (depth >= MAX_INPUT_DEPTH) return { problem: 'depth', path };
+  if (depth >= MAX_INPUT_DEPTH) return { problem: 'depth', path: '' };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = inspect(value[i], `${path}/${i}`, depth + 1, nul);
-      if (found) return found;
+      const found = inspect(value[i], depth + 1, nul);
+      if (found) return under(String(i), found);
     }
     return undefined;
   }
-  for (const [key, item] of Object.entries(value)) {
-    if (nul && key.includes('\u0000'))
-      return { problem: 'nul', path: `${path}/${key.replaceAll('\u0000', '\\u0000')}` };
-    const found = inspect(item, `${path}/${key}`, depth + 1, nul);
-    if (found) return found;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (nul && key.includes('\u0000')) return { problem: 'nul', path: `/${key.replaceAll('\u0000', '\\u0000')}` };
+    const found = inspect((value as Record<string, unknown>)[key], depth + 1, nul);
+    if (found) return under(key, found);
   }
   return undefined;
 }
@@ -48,7 +52,7 @@ export function rejectUnstorableInput(app: FastifyInstance): void {
       ['querystring', request.query],
       ['params', request.params],
     ] as const) {
-      const found = inspect(value, '', 0, nul);
+      const found = inspect(value, 0, nul);
       if (!found) continue;
       const where = `${part}${found.path === '' ? '' : ` ${found.path}`}`;
       return done(

@@ -3,14 +3,14 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type {
   Attributes,
   Context,
-  Counter,
   Histogram,
   Meter,
+  ObservableCounter,
   ObservableGauge,
   ObservableResult,
+  ObservableUpDownCounter,
   Span,
   Tracer,
-  UpDownCounter,
 } from '@opentelemetry/api';
 import type { MetricReader, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { formatTraceparent, newSpanId, newTraceId, parseTraceparent, type TraceContext } from './trace-context.ts';
@@ -56,11 +56,67 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 
 interface Instruments {
   requestDuration: Histogram;
-  requests: Counter;
-  activeRequests: UpDownCounter;
-  requestErrors: Counter;
+  requests: ObservableCounter;
+  activeRequests: ObservableUpDownCounter;
+  requestErrors: ObservableCounter;
   outboundDuration: Histogram;
   queueDepth: ObservableGauge;
+}
+
+/**
+ * One attribute set of the HTTP metrics and the counts under it. The SDK hashes the attributes of every synchronous
+ * measurement (sorts and serializes them), so the per-request counters are counted here and observed when the
+ * metrics are collected; the duration histogram gets this one attributes object (read-only) instead of a new one.
+ */
+interface RequestSeries {
+  attributes: Attributes;
+  count: number;
+  errors: number;
+  errorAttributes: Attributes;
+}
+
+/** Distinct attribute sets kept per process, like the SDK's own cardinality limit; the rest share one series. */
+const SERIES_LIMIT = 2000;
+const requestSeries = new Map<string, RequestSeries>();
+const OVERFLOW: RequestSeries = {
+  attributes: { 'otel.metric.overflow': true },
+  count: 0,
+  errors: 0,
+  errorAttributes: { 'otel.metric.overflow': true },
+};
+/** Requests in flight per service, observed at collection like the counters above. */
+const activeByService = new Map<string, { attributes: Attributes; count: number }>();
+
+function seriesFor(service: string, method: string, route: string, statusCode: number): RequestSeries {
+  const key = `${service} ${method} ${statusCode} ${route}`;
+  let series = requestSeries.get(key);
+  if (series) return series;
+  if (requestSeries.size >= SERIES_LIMIT) return OVERFLOW;
+  series = {
+    attributes: {
+      'keel.service': service,
+      'http.request.method': method,
+      'http.route': route,
+      'http.response.status_code': statusCode,
+    },
+    count: 0,
+    errors: 0,
+    errorAttributes: { 'keel.service': service, 'http.route': route },
+  };
+  requestSeries.set(key, series);
+  return series;
+}
+
+/** The attributes of `keel.outbound.duration`, one object per peer and outcome. */
+const outboundAttributes = new Map<string, Attributes>();
+function outboundAttributesFor(peer: OutboundPeer, outcome: 'ok' | 'error'): Attributes {
+  const key = `${peer} ${outcome}`;
+  let attributes = outboundAttributes.get(key);
+  if (!attributes) {
+    attributes = { 'keel.peer': peer, outcome };
+    outboundAttributes.set(key, attributes);
+  }
+  return attributes;
 }
 
 interface TelemetryState {
@@ -158,6 +214,23 @@ async function load(env: NodeJS.ProcessEnv): Promise<TelemetryState> {
   return loaded;
 }
 
+/** An observable instrument with its callback added. */
+function observed<T extends ObservableCounter | ObservableUpDownCounter>(
+  instrument: T,
+  callback: (result: ObservableResult) => void,
+): T {
+  instrument.addCallback(callback);
+  return instrument;
+}
+
+/** The callback that reports one count of every request series that has counted something. */
+function observeSeries(count: 'count' | 'errors', attributes: 'attributes' | 'errorAttributes') {
+  return (result: ObservableResult) => {
+    for (const series of [...requestSeries.values(), OVERFLOW])
+      if (series[count] > 0) result.observe(series[count], series[attributes]);
+  };
+}
+
 function createInstruments(meter: Meter): Instruments {
   const queueDepth = meter.createObservableGauge('keel.queue.depth', {
     description: 'Work waiting to be picked up, per queue (executions, outbox deliveries).',
@@ -171,15 +244,26 @@ function createInstruments(meter: Meter): Instruments {
       description: 'Duration of HTTP server requests, by service, method, route pattern and status code.',
       advice: { explicitBucketBoundaries: DURATION_BUCKETS },
     }),
-    requests: meter.createCounter('keel.http.server.requests', {
-      description: 'Requests answered, by service, method, route pattern and status code.',
-    }),
-    activeRequests: meter.createUpDownCounter('http.server.active_requests', {
-      description: 'Requests in flight (an autoscaling signal).',
-    }),
-    requestErrors: meter.createCounter('keel.http.server.errors', {
-      description: 'Requests answered with a 5xx status, by service and route pattern.',
-    }),
+    requests: observed(
+      meter.createObservableCounter('keel.http.server.requests', {
+        description: 'Requests answered, by service, method, route pattern and status code.',
+      }),
+      observeSeries('count', 'attributes'),
+    ),
+    activeRequests: observed(
+      meter.createObservableUpDownCounter('http.server.active_requests', {
+        description: 'Requests in flight (an autoscaling signal).',
+      }),
+      (result) => {
+        for (const active of activeByService.values()) result.observe(active.count, active.attributes);
+      },
+    ),
+    requestErrors: observed(
+      meter.createObservableCounter('keel.http.server.errors', {
+        description: 'Requests answered with a 5xx status, by service and route pattern.',
+      }),
+      observeSeries('errors', 'errorAttributes'),
+    ),
     outboundDuration: meter.createHistogram('keel.outbound.duration', {
       unit: 's',
       description: 'Duration of outgoing calls to model providers, tool servers and webhook receivers, by outcome.',
@@ -385,27 +469,27 @@ export function endServerSpan(
   span: ActiveSpan,
   request: { service: string; method: string; route: string; statusCode: number; seconds: number },
 ): void {
-  const attributes = {
-    'keel.service': request.service,
-    'http.request.method': request.method,
-    'http.route': request.route,
-    'http.response.status_code': request.statusCode,
-  };
-  span.name = `${request.method} ${request.route}`;
-  if (span.span) span.span.updateName(span.name);
-  endSpan(span, request.statusCode >= 500 ? `HTTP ${request.statusCode}` : undefined, attributes);
-  const instruments = state?.instruments;
-  if (!instruments) return;
-  instruments.requestDuration.record(request.seconds, attributes);
-  instruments.requests.add(1, attributes);
-  if (request.statusCode >= 500)
-    instruments.requestErrors.add(1, { 'keel.service': request.service, 'http.route': request.route });
+  const series = seriesFor(request.service, request.method, request.route, request.statusCode);
+  // The span's name and attributes are only needed when someone reads them: the SDK span or a listener.
+  if (span.span || spanListeners.size > 0) {
+    span.name = `${request.method} ${request.route}`;
+    if (span.span) span.span.updateName(span.name);
+    endSpan(span, request.statusCode >= 500 ? `HTTP ${request.statusCode}` : undefined, series.attributes);
+  }
+  series.count++;
+  if (request.statusCode >= 500) series.errors++;
+  state?.instruments.requestDuration.record(request.seconds, series.attributes);
 }
 
 /** Counts a request in flight (+1 when it starts, -1 when it ends). */
 export function countActiveRequest(service: string, delta: 1 | -1): void {
   activeRequestCount += delta;
-  state?.instruments.activeRequests.add(delta, { 'keel.service': service });
+  let active = activeByService.get(service);
+  if (!active) {
+    active = { attributes: { 'keel.service': service }, count: 0 };
+    activeByService.set(service, active);
+  }
+  active.count += delta;
 }
 
 /**
@@ -492,10 +576,10 @@ export async function withClientSpan<T>(
     throw error;
   } finally {
     endSpan(span, failure, spanAttributes);
-    state?.instruments.outboundDuration.record((performance.now() - started) / 1000, {
-      'keel.peer': peer,
-      outcome: failure === undefined ? 'ok' : 'error',
-    });
+    state?.instruments.outboundDuration.record(
+      (performance.now() - started) / 1000,
+      outboundAttributesFor(peer, failure === undefined ? 'ok' : 'error'),
+    );
   }
 }
 

@@ -39,29 +39,34 @@ export function formatTraceparent(context: TraceContext): string {
   return `00-${context.traceId}-${context.spanId}-${context.sampled ? '01' : '00'}`;
 }
 
-/** Random bytes for ids, drawn from the CSPRNG 4 KiB at a time: a span per flow node must not cost a call each. */
-const POOL_BYTES = 4096;
-let pool = Buffer.alloc(0);
-let offset = 0;
+/**
+ * Random bytes for ids, drawn from one pool refilled 4 KiB at a time: every request needs a trace id and a span id
+ * or two, and one `randomFillSync` per 256 trace ids costs far less than a `randomBytes` call per id.
+ */
+const POOL_SIZE = 4096;
+const pool = Buffer.alloc(POOL_SIZE);
+let poolOffset = POOL_SIZE;
 
 function randomHex(bytes: number): string {
-  if (offset + bytes > pool.length) {
-    pool = randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
-    offset = 0;
+  if (poolOffset + bytes > POOL_SIZE) {
+    randomFillSync(pool);
+    poolOffset = 0;
   }
-  const hex = pool.toString('hex', offset, offset + bytes);
-  offset += bytes;
+  const hex = pool.toString('hex', poolOffset, poolOffset + bytes);
+  poolOffset += bytes;
   return hex;
 }
 
-/** A random 128-bit trace id as 32 hex digits. */
+/** A random 128-bit trace id as 32 hex digits (never all zero). */
 export function newTraceId(): string {
-  return randomHex(16);
+  const id = randomHex(16);
+  return id === ZERO_TRACE ? newTraceId() : id;
 }
 
-/** A random 64-bit span id as 16 hex digits. */
+/** A random 64-bit span id as 16 hex digits (never all zero). */
 export function newSpanId(): string {
-  return randomHex(8);
+  const id = randomHex(8);
+  return id === ZERO_SPAN ? newSpanId() : id;
 }
 
 /** Whether a string is a W3C trace id (the form every Keel request id takes unless the caller chose its own). */

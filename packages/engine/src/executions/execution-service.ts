@@ -175,8 +175,8 @@ export async function prepareExecution(
       if (active) prompt = { id: active.id, version: active.version };
     }
   }
-  // Read here, in the request's context: `row` runs inside the write, which group commit may run in the context of
-  // another request's write (the one that started the batch).
+  // Read here, in the request's own context: `row` runs inside the write path, whose group commit (SQLite) may
+  // run it in the context of another request's or the worker's write.
   const traceId = currentTraceId() ?? newTraceId();
   return {
     settings,

@@ -25,6 +25,8 @@ export interface AuditRecorder {
 
 /** Entries kept for a later write while the database is unreachable; beyond it a batch is dropped (and logged). */
 const MAX_WAITING = 10_000;
+/** Log levels at which the per-entry `detect audit` info line is written. */
+const INFO_ON = new Set(['trace', 'debug', 'info']);
 
 export interface AuditRecorderOptions {
   flushIntervalMs?: number;
@@ -83,7 +85,8 @@ export function createAuditRecorder(
   return {
     record(entry) {
       // The rid is chosen by the client (it may hold anything): logs carry its hash, the audit table the rid.
-      log.info({ audit: { ...entry, rid: idForLog(entry.rid) } }, 'detect audit');
+      // The line (and the rid's hash) is only built when it is written: LOG_LEVEL info or lower.
+      if (INFO_ON.has(log.level)) log.info({ audit: { ...entry, rid: idForLog(entry.rid) } }, 'detect audit');
       pending.push({
         rid: entry.rid,
         created_at: entry.timestamp,

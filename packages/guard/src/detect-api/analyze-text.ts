@@ -125,9 +125,13 @@ export async function analyzeText(ctx: GuardContext, text: string, options: Anal
     const decision: Decision = active.detector.decide(text, candidates, aiScores, options.placeholderFor);
     const input = { text, redactedText: decision.redactedText ?? text, decision };
     const env = { ai: ctx.aiValidator, userWork: ctx.userWork, deadline: options.deadline };
-    const outcomes = await Promise.all(validators.map((v) => v.run(input, env))).catch((error: unknown) => {
-      throw asGuardError(ctx, error);
-    });
+    // Most calls (every gateway call without X-GW-Guardrails) have no validator: no promise to wait for then.
+    const outcomes =
+      validators.length === 0
+        ? []
+        : await Promise.all(validators.map((v) => v.run(input, env))).catch((error: unknown) => {
+            throw asGuardError(ctx, error);
+          });
 
     let blocked = decision.blocked;
     let message = decision.message;
