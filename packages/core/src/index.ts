@@ -118,7 +118,9 @@ export {
   type OutboxWorkerOptions,
 } from './outbox/outbox.ts';
 export {
+  addOutboxTraceColumns,
   createOutboxTables,
+  dropOutboxTraceColumns,
   OUTBOX_ATTEMPT_TABLE,
   OUTBOX_TABLE,
   type OutboxAttemptTable,
@@ -143,7 +145,9 @@ export {
   type RuntimeSignals,
   runInSpan,
   runtimeSignals,
+  type SpanOrigin,
   setSpanTenant,
+  spanOrigin,
   startTelemetry,
   tracingExported,
   withClientSpan,
