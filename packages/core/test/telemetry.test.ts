@@ -77,7 +77,7 @@ describe('telemetry', () => {
   test('an outgoing call gets a traceparent of the same trace with its own span', async (t) => {
     const app = await buildApp(t);
     app.log.level = 'silent';
-    const sent = await withClientSpan('call', 'webhook', {}, async (traceparent) => traceparent, caller);
+    const sent = await withClientSpan('call', 'webhook', {}, async (traceparent) => traceparent, { parent: caller });
     assert.equal(parseTraceparent(sent)?.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
     assert.notEqual(parseTraceparent(sent)?.spanId, '00f067aa0ba902b7');
   });
