@@ -40,7 +40,7 @@ import {
   findSessionContext,
   findToolsByName,
   insertRule,
-  insertTrace,
+  insertTraces,
   listRealmEnabledTools,
   listRuleRows,
   listTraceRows,
@@ -188,7 +188,7 @@ async function flushTraces(tools: ToolRuntime): Promise<void> {
   if (batch.length === 0) return;
   const cutoff = new Date(tools.rt.clock() - EXECUTION_LIMITS.traceRetentionMs).toISOString();
   await inTransaction(tools.rt.engine, async (trx) => {
-    for (const row of batch) await insertTrace(trx, row);
+    await insertTraces(trx, batch);
     await deleteTracesBefore(trx, cutoff);
   }).catch((error: unknown) => tools.rt.log.warn({ err: error }, 'routing traces not stored'));
 }
