@@ -42,7 +42,7 @@ import {
   findSessionContext,
   findToolsByName,
   insertRule,
-  insertTrace,
+  insertTraces,
   listRealmEnabledTools,
   listRuleRows,
   listTraceRows,
@@ -194,7 +194,7 @@ async function flushTraces(tools: ToolRuntime): Promise<void> {
   const cutoff = new Date(tools.rt.clock() - EXECUTION_LIMITS.traceRetentionMs).toISOString();
   const writing = previous.then(() =>
     inTransaction(tools.rt.engine, async (trx) => {
-      for (const row of batch) await insertTrace(trx, row);
+      await insertTraces(trx, batch);
       await deleteTracesBefore(trx, cutoff);
     }).catch((error: unknown) => tools.rt.log.warn({ err: error }, 'routing traces not stored')),
   );
