@@ -315,11 +315,16 @@ export async function executeFlow(
   flowId: string,
   input: Omit<ExecutionInput, 'flow_id'>,
   idempotencyKey: unknown,
+  options: {
+    /** The realm quota already counted this run (a synchronous chat turn through the flow). */
+    admitted?: boolean;
+  } = {},
 ) {
   const runner = syncRunner(rt);
   const created = await createExecution(rt, principal, { ...input, flow_id: flowId }, idempotencyKey, {
     operation: `POST /api/v1/runtime/flows/${flowId.toLowerCase()}/execute`,
     runner,
+    admitted: options.admitted,
   });
   if (created.statusCode >= 400) return created;
   const id = (created.body as { id: string }).id;
