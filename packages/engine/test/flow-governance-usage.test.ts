@@ -434,7 +434,7 @@ for (const target of testDatabaseTargets()) {
       const worker = createExecutionWorker(engine.runtime, { concurrency: 1, leaseMs: 3000, pollMs: 50 });
       t.after(() => worker.stop());
       // A refused step is a failure like a chat turn's refusal (same code, not retried): the node's on_error takes it.
-      assert.equal(await worker.runOne(after.answer), true);
+      assert.ok(await worker.runOne(after.answer), 'the worker ran it');
       const handled = (await engine.call('GET', `${EXECUTIONS}/${after.answer}`, { token })).body;
       assert.equal(handled.state, 'succeeded', JSON.stringify(handled));
       assert.equal(handled.action.content, 'fallback');
@@ -445,7 +445,7 @@ for (const target of testDatabaseTargets()) {
       );
       // Without on_error the execution fails with the refusal.
       for (const node of ['route', 'expert'] as const) {
-        assert.equal(await worker.runOne(after[node]), true);
+        assert.ok(await worker.runOne(after[node]), 'the worker ran it');
         const refused = (await engine.call('GET', `${EXECUTIONS}/${after[node]}`, { token })).body;
         assert.equal(refused.state, 'terminal_failure', `${node}: ${JSON.stringify(refused)}`);
         assert.equal(refused.error.code, 'GOVERNANCE_POLICY_DENIED', node);
@@ -459,7 +459,7 @@ for (const target of testDatabaseTargets()) {
       assert.equal(usage.body.data.length, 0);
 
       // The execution queued before the activation keeps its (empty) pin and is served.
-      assert.equal(await worker.runOne(before), true);
+      assert.ok(await worker.runOne(before), 'the worker ran it');
       const served = (await engine.call('GET', `${EXECUTIONS}/${before}`, { token })).body;
       assert.equal(served.state, 'succeeded', JSON.stringify(served));
       assert.equal(served.action.content, 'In stock.');
