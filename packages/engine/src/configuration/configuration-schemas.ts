@@ -104,7 +104,7 @@ export const ToolServerItem = Type.Object(
 const FlowConfigBody = JsonRecord({
   maxProperties: 20,
   description:
-    'A flow config (spec: Flow `config`), as POST /api/v1/runtime/flows takes it; a config that does not compile is a 400 naming the item',
+    "A flow config (spec: Flow `config`), as POST /api/v1/runtime/flows takes it, except that nodes name items by name: a subflow node names its flow in `flow` (the flow's name, with the pinned `version`) instead of `flow_id`, a specialist node its agent in `agent` (the agent's username) instead of `agent_id`; a node naming an item by id, a config that does not compile, or a pinned subflow version that is not a published version of that flow in the target realm once the deploy is written, is a 400 naming the item",
 });
 
 export const FlowItem = Type.Object(
@@ -112,6 +112,12 @@ export const FlowItem = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
     description: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
     is_active: Type.Boolean({ description: 'true: `published_config` is the version the flow runs' }),
+    published_version: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.Null()], {
+        description:
+          'The number of `published_config` in the exported realm (null: never published). A flow the deploy creates numbers its published version so (default 1), which keeps subflow pins of other flows true; an existing flow appends versions at its own numbers (the diff shows the number it will get)',
+      }),
+    ),
     published_config: Type.Union([FlowConfigBody, Type.Null()], {
       description:
         'The version the flow runs (its active version; else its newest published one); null: never published. Deploy publishes it through the normal path: it must compile, keep the contract of the published version before it, and pass every fixture of the item.',

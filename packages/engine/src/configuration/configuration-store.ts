@@ -114,3 +114,17 @@ export async function countAgentsUsingFlow(db: Executor<EngineDb>, realmId: stri
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Sets the default flow of an agent's configuration (a deploy's second phase: the flow is written after the agent). */
+export async function setAgentDefaultFlow(
+  db: Executor<EngineDb>,
+  agentId: string,
+  flowId: string,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('agent_config')
+    .set({ default_flow_id: flowId, updated_at: now })
+    .where('agent_id', '=', agentId)
+    .execute();
+}
