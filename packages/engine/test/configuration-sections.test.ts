@@ -159,6 +159,18 @@ async function configureNamedNodes(engine: RuntimeUnderTest, realm: Realm) {
   };
   const parent = await call('POST', FLOWS, { name: 'Parent', description: 'nested', config: parentConfig }, 201);
   await call('PUT', `/api/v1/runtime/agents/${advisor.identity.id}/config`, { default_flow_id: parent.id });
+  await call(
+    'POST',
+    `${FLOWS}/${child.id}/triggers`,
+    { kind: 'event', name: 'Order paid', event: 'order.paid', agent_id: advisor.identity.id, input: { query: 'mug' } },
+    201,
+  );
+  await call(
+    'POST',
+    `${FLOWS}/${child.id}/triggers`,
+    { kind: 'schedule', name: 'Hourly', interval_seconds: 3600, input: { query: 'tea' }, is_active: false },
+    201,
+  );
   return { child, parent, advisor };
 }
 
@@ -301,6 +313,7 @@ for (const target of testDatabaseTargets()) {
         'tool_servers',
         'agents',
         'flows',
+        'flow_triggers',
         'tool_routing',
         'flow_routing',
         'governance',
@@ -562,8 +575,34 @@ for (const target of testDatabaseTargets()) {
       const preview = ok(await deploy(engine, empty.token, { bundle, dry_run: true }));
       assert.deepEqual(
         preview.changes.filter((c: any) => c.action === 'create').map((c: any) => `${c.section}/${c.name}`),
-        ['agents/advisor', 'flows/Child', 'flows/Parent'],
+        [
+          'agents/advisor',
+          'flows/Child',
+          'flows/Parent',
+          'flow_triggers/Child/Hourly',
+          'flow_triggers/Child/Order paid',
+        ],
       );
+      assert.deepEqual(bundle.flow_triggers, [
+        {
+          flow: 'Child',
+          kind: 'schedule',
+          name: 'Hourly',
+          interval_seconds: 3600,
+          input: { query: 'tea' },
+          is_active: false,
+          agent: null,
+        },
+        {
+          flow: 'Child',
+          kind: 'event',
+          name: 'Order paid',
+          event: 'order.paid',
+          input: { query: 'mug' },
+          is_active: true,
+          agent: 'advisor',
+        },
+      ]);
       assert.deepEqual((await exportOf(engine, empty.token)).bundle.flows, []);
 
       const deployed = ok(await deploy(engine, empty.token, { bundle }));
@@ -591,6 +630,26 @@ for (const target of testDatabaseTargets()) {
       assert.equal(agentConfig.default_flow_id, targetParent.id);
       const redeploy = ok(await deploy(engine, empty.token, { bundle }));
       assert.equal(redeploy.applied, false, JSON.stringify(redeploy.changes));
+      const triggers = ok(await engine.call('GET', `${FLOWS}/${targetChild.id}/triggers`, { token: empty.token })).data;
+      assert.deepEqual(triggers.map((t: any) => [t.name, t.agent_id, t.next_run_at === null]).sort(), [
+        ['Hourly', null, false],
+        ['Order paid', advisorId, true],
+      ]);
+
+      // Triggers: a dry run shows the changed field and the pruned trigger; the deploy then exports as the bundle.
+      const edited = structuredClone(bundle);
+      edited.flow_triggers = [{ ...bundle.flow_triggers[0], interval_seconds: 7200 }];
+      const diff = ok(await deploy(engine, empty.token, { bundle: edited, dry_run: true, prune: true }));
+      assert.deepEqual(
+        diff.changes.filter((c: any) => c.section === 'flow_triggers').map((c: any) => [c.name, c.action, c.fields]),
+        [
+          ['Child/Hourly', 'update', ['interval_seconds']],
+          ['Child/Order paid', 'delete', []],
+        ],
+      );
+      assert.deepEqual((await exportOf(engine, empty.token)).bundle, bundle, 'a dry run writes nothing');
+      ok(await deploy(engine, empty.token, { bundle: edited, prune: true }));
+      assert.deepEqual((await exportOf(engine, empty.token)).bundle.flow_triggers, edited.flow_triggers);
     });
 
     test('named nodes: a missing agent or pinned version is a 400 naming the item; nothing is written', async () => {
@@ -604,6 +663,11 @@ for (const target of testDatabaseTargets()) {
         assert.equal(reply.status, 400, JSON.stringify(reply.body));
         assert.match(reply.body.error.message, /^flows\/Parent: agents has no item "advisor"/);
       }
+      // Triggers name their flow and agent in the token's realm only.
+      const triggersOnly = { format: bundle.format, flow_triggers: bundle.flow_triggers };
+      const orphan = await deploy(engine, engine.b.token, { bundle: triggersOnly });
+      assert.equal(orphan.status, 400, JSON.stringify(orphan.body));
+      assert.match(orphan.body.error.message, /^flow_triggers\/Child\/Hourly: flows has no item "Child"/);
       // A pinned version the target does not have after the deploy (Child is created at v2 only).
       const stale = structuredClone(bundle);
       stale.flows.find((f: any) => f.name === 'Parent').config.nodes[0].version = 1;

@@ -74,6 +74,7 @@ export const SECTION_NAMES = [
   'tool_servers',
   'agents',
   'flows',
+  'flow_triggers',
   'tool_routing',
   'flow_routing',
   'governance',

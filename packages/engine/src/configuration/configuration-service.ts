@@ -17,6 +17,7 @@ import {
   toolServerSection,
 } from './configuration-sections.ts';
 import { flowSection } from './flow-section.ts';
+import { flowTriggerSection } from './flow-trigger-section.ts';
 import { governanceSection } from './governance-section.ts';
 import { integrationClientSection, runtimeWebhookSection } from './integration-sections.ts';
 import { flowRoutingSection, toolRoutingSection } from './routing-sections.ts';
@@ -36,6 +37,7 @@ export const CONFIG_SECTIONS: readonly AnySection[] = [
   toolServerSection,
   agentSection,
   flowSection,
+  flowTriggerSection,
   toolRoutingSection,
   flowRoutingSection,
   governanceSection,
@@ -71,6 +73,7 @@ const LIMITS: Record<SectionName, number> = {
   tool_servers: BUNDLE_LIMITS.tool_servers,
   flows: BUNDLE_LIMITS.flows,
   agents: BUNDLE_LIMITS.agents,
+  flow_triggers: BUNDLE_LIMITS.flow_triggers,
   tool_routing: 1,
   flow_routing: 1,
   governance: 1,

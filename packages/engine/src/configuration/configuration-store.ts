@@ -128,3 +128,17 @@ export async function setAgentDefaultFlow(
     .where('agent_id', '=', agentId)
     .execute();
 }
+
+/** The triggers of the realm's flows that are not archived, with their flow's name (at most `limit` rows). */
+export function listRealmTriggers(db: Executor<EngineDb>, realmId: string, limit: number) {
+  return db
+    .selectFrom('flow_trigger as t')
+    .innerJoin('flow as f', 'f.id', 't.flow_id')
+    .selectAll('t')
+    .select('f.name as flow_name')
+    .where('t.realm_id', '=', realmId)
+    .where('f.status', '!=', 'archived')
+    .orderBy('t.id')
+    .limit(limit)
+    .execute();
+}

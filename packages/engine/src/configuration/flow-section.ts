@@ -1,5 +1,5 @@
 import { canonicalJson, type Executor, fromJsonColumn, toBoolean } from '@keel/core';
-import type { Kysely } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { EngineDb } from '../db/schema.ts';
 import { countOpenExecutions } from '../executions/execution-store.ts';
 import type { FlowPlan } from '../flows/flow-compiler.ts';
@@ -107,12 +107,17 @@ function subflowNames(item: FlowItem): string[] {
   return names;
 }
 
-/** A runtime context whose database is `db` (a deploy's transaction: the flows it wrote are visible to compiling). */
+/**
+ * A runtime context whose database and write path are `db` (a deploy's transaction: what it wrote is visible, and a
+ * service's own write joins it instead of committing on its own).
+ */
 const boundContexts = new WeakMap<object, RuntimeContext>();
-function runtimeOn(rt: RuntimeContext, db: Executor<EngineDb>): RuntimeContext {
+export function runtimeOn(rt: RuntimeContext, db: Executor<EngineDb>): RuntimeContext {
   let bound = boundContexts.get(db);
   if (!bound) {
-    bound = { ...rt, db: db as Kysely<EngineDb> };
+    const trx = db as Transaction<EngineDb>;
+    const writes = { run: <T>(work: (t: Transaction<EngineDb>) => Promise<T>) => work(trx) };
+    bound = { ...rt, db: trx, engine: { ...rt.engine, db: trx, writes, catalogActivity: undefined } };
     boundContexts.set(db, bound);
   }
   return bound;

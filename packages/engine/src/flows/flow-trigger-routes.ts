@@ -46,7 +46,7 @@ const Trigger = Type.Object({
   updated_at: Timestamp,
 });
 
-const TriggerBody = Type.Object(
+export const TriggerBody = Type.Object(
   {
     kind: OneOf(['event', 'schedule']),
     name: Name,
