@@ -168,6 +168,8 @@ async function deploySections(
   options: { dry: boolean; prune: boolean },
 ): Promise<Outcome> {
   const { dry, prune } = options;
+  // A retried transaction starts its second phase afresh (the ids of a rolled-back attempt are gone).
+  ctx.deferred.length = 0;
   const changes: Change[] = [];
   const missing: MissingCredential[] = [];
   const forbidden: SectionName[] = [];
