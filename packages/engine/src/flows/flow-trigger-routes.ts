@@ -49,7 +49,7 @@ const Trigger = Type.Object({
   updated_at: Timestamp,
 });
 
-const TriggerBody = Type.Object(
+export const TriggerBody = Type.Object(
   {
     kind: OneOf(['event', 'schedule']),
     name: Name,
