@@ -176,6 +176,18 @@ async function configureNamedNodes(engine: RuntimeUnderTest, realm: Realm) {
     { kind: 'schedule', name: 'Hourly', interval_seconds: 3600, input: { query: 'tea' }, is_active: false },
     201,
   );
+  await call(
+    'POST',
+    `${FLOWS}/${child.id}/triggers`,
+    {
+      kind: 'schedule',
+      name: 'Weekday mornings',
+      cron: '0 9 * * 1-5',
+      time_zone: 'America/New_York',
+      is_active: false,
+    },
+    201,
+  );
   return { child, parent, advisor };
 }
 
@@ -593,6 +605,7 @@ for (const target of testDatabaseTargets()) {
           'flows/Parent',
           'flow_triggers/Child/Hourly',
           'flow_triggers/Child/Order paid',
+          'flow_triggers/Child/Weekday mornings',
         ],
       );
       assert.deepEqual(bundle.flow_triggers, [
@@ -613,6 +626,16 @@ for (const target of testDatabaseTargets()) {
           input: { query: 'mug' },
           is_active: true,
           agent: 'advisor',
+        },
+        {
+          flow: 'Child',
+          kind: 'schedule',
+          name: 'Weekday mornings',
+          cron: '0 9 * * 1-5',
+          time_zone: 'America/New_York',
+          input: {},
+          is_active: false,
+          agent: null,
         },
       ]);
       assert.deepEqual((await exportOf(engine, empty.token)).bundle.flows, []);
@@ -646,6 +669,7 @@ for (const target of testDatabaseTargets()) {
       assert.deepEqual(triggers.map((t: any) => [t.name, t.agent_id, t.next_run_at === null]).sort(), [
         ['Hourly', null, false],
         ['Order paid', advisorId, true],
+        ['Weekday mornings', null, false],
       ]);
 
       // Triggers: a dry run shows the changed field and the pruned trigger; the deploy then exports as the bundle.
@@ -657,6 +681,7 @@ for (const target of testDatabaseTargets()) {
         [
           ['Child/Hourly', 'update', ['interval_seconds']],
           ['Child/Order paid', 'delete', []],
+          ['Child/Weekday mornings', 'delete', []],
         ],
       );
       assert.deepEqual((await exportOf(engine, empty.token)).bundle, bundle, 'a dry run writes nothing');
