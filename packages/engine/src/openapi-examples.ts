@@ -514,6 +514,8 @@ export const ENGINE_REST_EXAMPLES: OperationExamples = {
   'POST /api/v1/integrations/clients': {
     body: { name: 'ERP order sync', description: 'Exports completed orders every night', role: 'operator' },
   },
+  'GET /api/v1/integrations/clients/{id}': { params: { id: E.integrationClient } },
+  'DELETE /api/v1/integrations/clients/{id}': { params: { id: E.integrationClient } },
   'POST /api/v1/integrations/clients/{id}/rotate-secret': {
     params: { id: E.integrationClient },
     body: { overlap_seconds: 3600 },

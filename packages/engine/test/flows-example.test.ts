@@ -1,5 +1,6 @@
-// The shipped example flow set (issue 13 item 6), end to end through the `keel` CLI as child processes on the
-// embedded default (SQLite in KEEL_DATA_DIR): bootstrap → install → run on the scripted local model the command starts.
+// The shipped example flow set (issue 13 item 6), end to end through the `keel` CLI (in-process, `runKeel`) on the
+// embedded default (SQLite in KEEL_DATA_DIR): bootstrap → install → run on the scripted local model the command starts,
+// and `flows approve` deciding an execution that waits for an approval.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -108,6 +109,87 @@ describe('keel engine flows: the shopping assistant example', () => {
     assert.equal(second.flow_id, install.flow_id);
     assert.equal(second.agent_id, install.agent_id);
     assert.equal(second.flow_version, 1);
+  });
+
+  test('flows approve decides a waiting execution from the CLI: approve, deny with a reason, clear refusals', async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-flows-approve-'));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const base = { KEEL_DATA_DIR: dir, LOG_LEVEL: 'error' };
+    const boot = JSON.parse((await keel(['engine', 'bootstrap', '--json'], base)).stdout);
+    const env = { ...base, ENGINE_ACCESS_KEY: boot.accessKey, ENGINE_SECRET_KEY: boot.secretKey };
+    const install = await keel(['engine', 'flows', 'install', 'shopping-assistant', '--demo-products', '--json'], env);
+    assert.equal(install.code, 0, install.stderr);
+    const highValue = ['engine', 'flows', 'run', 'shopping-assistant', '--message', 'I need a tent for two'];
+    /** A run that stops waiting for the approval: its execution and approval ids, and the printed command. */
+    const waitingRun = async () => {
+      const ran = await keel([...highValue, '--quantity', '2'], env);
+      assert.equal(ran.code, 0, ran.stderr);
+      assert.match(ran.stdout, /waiting for approval apr_[0-9a-f]{24}: keel engine flows approve [0-9a-f-]{36}/);
+      const [, approvalId, executionId] =
+        /waiting for approval (apr_[0-9a-f]{24}): keel engine flows approve (\S+)/.exec(ran.stdout)!;
+      return { approvalId: approvalId!, executionId: executionId! };
+    };
+
+    // Without --approval: the only pending approval is approved; the execution continues here to the handoff.
+    const first = await waitingRun();
+    const approved = await keel(['engine', 'flows', 'approve', first.executionId, '--json'], env);
+    assert.equal(approved.code, 0, approved.stderr);
+    const events = lines(approved.stdout);
+    assert.deepEqual(events[0], { decision: 'approve', approval_id: first.approvalId });
+    assert.ok(events.some((e) => e.type === 'approval.approved'));
+    assert.ok(!events.some((e) => e.type === 'execution.waiting_for_approval'), 'earlier steps are not printed again');
+    assert.equal(events.at(-1)!.state, 'succeeded');
+    assert.equal(events.at(-1)!.action.type, 'CHECKOUT_HANDOFF');
+    assert.equal(events.at(-1)!.action.data.total, '298.00');
+
+    // Decided: nothing is pending any more.
+    const again = await keel(['engine', 'flows', 'approve', first.executionId], env);
+    assert.equal(again.code, 5, 'a refusal (409)');
+    assert.match(again.stderr, /waits for no approval \(state succeeded\)/);
+
+    // --deny with --approval and --reason: the denial is stored with its reason and the flow takes on_deny.
+    const second = await waitingRun();
+    const wrong = await keel(
+      ['engine', 'flows', 'approve', second.executionId, '--approval', `apr_${'0'.repeat(24)}`],
+      env,
+    );
+    assert.equal(wrong.code, 5);
+    assert.match(wrong.stderr, new RegExp(`does not wait for approval apr_0{24} \\(pending: ${second.approvalId}\\)`));
+    const denied = await keel(
+      [
+        'engine',
+        'flows',
+        'approve',
+        second.executionId,
+        '--approval',
+        second.approvalId,
+        '--deny',
+        '--reason',
+        'Over the monthly budget',
+        '--json',
+      ],
+      env,
+    );
+    assert.equal(denied.code, 0, denied.stderr);
+    const deniedEvents = lines(denied.stdout);
+    assert.deepEqual(deniedEvents[0], { decision: 'deny', approval_id: second.approvalId });
+    const denial = deniedEvents.find((e) => e.type === 'approval.denied');
+    assert.equal(denial?.data.reason, 'Over the monthly budget', 'the reason goes with the decision');
+    assert.equal(deniedEvents.at(-1)!.state, 'succeeded');
+    assert.notEqual(deniedEvents.at(-1)!.action.type, 'CHECKOUT_HANDOFF', 'denied: the flow takes on_deny');
+    const decided = await keel(['engine', 'flows', 'approve', second.executionId], env);
+    assert.equal(decided.code, 5, 'a denied approval is decided too');
+
+    // Usage errors: no execution, a malformed approval id, an unknown execution.
+    const none = await keel(['engine', 'flows', 'approve'], env);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /name one execution/);
+    const malformed = await keel(['engine', 'flows', 'approve', second.executionId, '--approval', 'x'], env);
+    assert.equal(malformed.code, 2);
+    assert.match(malformed.stderr, /--approval is an approval id/);
+    const unknown = await keel(['engine', 'flows', 'approve', '01a21852-2d33-7e44-8f55-a66b77c88d01'], env);
+    assert.equal(unknown.code, 5);
+    assert.match(unknown.stderr, /execution 01a21852-2d33-7e44-8f55-a66b77c88d01 failed \(404 RUNTIME_NOT_FOUND\)/);
   });
 
   test('the scripted model answers each step of the assistant by rule', () => {

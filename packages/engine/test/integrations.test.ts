@@ -1,5 +1,6 @@
 // Integration clients: a one-time secret stored hashed, authentication through the token exchange, rotation with a
-// bounded overlap (old and new both work, then the old one stops), roles, realm isolation.
+// bounded overlap (old and new both work, then the old one stops), read and delete (revocation at once), roles,
+// realm isolation.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
@@ -123,6 +124,53 @@ for (const target of testDatabaseTargets()) {
       assert.equal(tooLong.status, 400);
     });
 
+    test('deleting a client revokes it at once: both secrets and its live bearer token are refused', async () => {
+      const engine = await shared.fresh();
+      const token = engine.a.token;
+      const created = (await engine.call('POST', CLIENTS, { token, body: { name: 'Feed export', role: 'viewer' } }))
+        .body;
+      const read = await engine.call('GET', `${CLIENTS}/${created.id}`, { token });
+      assert.equal(read.status, 200, JSON.stringify(read.body));
+      assert.equal(read.body.client_id, created.client_id);
+      assert.equal(read.body.status, 'active');
+      assert.equal(read.body.client_secret, undefined);
+      assert.ok(!JSON.stringify(read.body).includes(created.client_secret));
+      // Two valid secrets (an overlap runs) and a bearer token whose key standing is cached by a first request.
+      const rotated = (
+        await engine.call('POST', `${CLIENTS}/${created.id}/rotate-secret`, { token, body: { overlap_seconds: 600 } })
+      ).body.client_secret;
+      const bearer = (await engine.exchange(created.client_id, rotated)).body.access_token;
+      assert.equal((await engine.call('GET', '/api/v1/usages', { token: bearer })).status, 200);
+
+      const deleted = await engine.call('DELETE', `${CLIENTS}/${created.id}`, { token });
+      assert.equal(deleted.status, 204, JSON.stringify(deleted.body));
+      for (const secret of [created.client_secret, rotated]) {
+        const refused = await engine.exchange(created.client_id, secret);
+        assert.equal(refused.status, 401);
+        assert.equal(refused.body.error.code, 'AUTH_INVALID_CREDENTIALS');
+      }
+      const stale = await engine.call('GET', '/api/v1/usages', { token: bearer });
+      assert.equal(stale.status, 401, 'a token issued before the delete stops at its next request');
+      // Gone: read, rotate and a second delete are 404s; the list is empty and the name is free again.
+      for (const [method, path] of [
+        ['GET', `${CLIENTS}/${created.id}`],
+        ['DELETE', `${CLIENTS}/${created.id}`],
+        ['POST', `${CLIENTS}/${created.id}/rotate-secret`],
+      ] as const) {
+        const gone = await engine.call(method, path, { token, ...(method === 'POST' ? { body: {} } : {}) });
+        assert.equal(gone.status, 404, `${method} ${path}`);
+        assert.equal(gone.body.error.code, 'RUNTIME_NOT_FOUND');
+      }
+      assert.deepEqual((await engine.call('GET', CLIENTS, { token })).body.data, []);
+      const identities = await engine.ctx.db
+        .selectFrom('identity')
+        .select('id')
+        .where('id', '=', created.identity_id)
+        .execute();
+      assert.deepEqual(identities, []);
+      assert.equal((await engine.call('POST', CLIENTS, { token, body: { name: 'Feed export' } })).status, 201);
+    });
+
     test('only admins and owners manage clients; a role above the caller or owner is refused', async () => {
       const engine = await shared.fresh();
       const admin = await roleToken(engine, 'admin');
@@ -133,12 +181,17 @@ for (const target of testDatabaseTargets()) {
         ['GET', CLIENTS, undefined],
         ['POST', CLIENTS, { name: 'Other' }],
         ['POST', `${CLIENTS}/${client.id}/rotate-secret`, {}],
+        ['GET', `${CLIENTS}/${client.id}`, undefined],
+        ['DELETE', `${CLIENTS}/${client.id}`, undefined],
       ] as const) {
         const denied = await engine.call(method, path, { token: developer, ...(body ? { body } : {}) });
         assert.equal(denied.status, 403, path);
         assert.equal(denied.body.error.code, 'RUNTIME_FORBIDDEN');
         assert.equal((await engine.call(method, path, body ? { body } : {})).status, 401, path);
       }
+      // The developer's denied delete changed nothing: the client still authenticates; the admin may delete it.
+      assert.equal((await engine.exchange(client.client_id, client.client_secret)).status, 200);
+      assert.equal((await engine.call('DELETE', `${CLIENTS}/${client.id}`, { token: admin })).status, 204);
       const owner = await engine.call('POST', CLIENTS, { token: admin, body: { name: 'Root', role: 'owner' } });
       assert.equal(owner.status, 400);
       assert.equal((await engine.call('POST', CLIENTS, { token: admin, body: { name: ' bad' } })).status, 400);
@@ -151,7 +204,13 @@ for (const target of testDatabaseTargets()) {
         const answer = await engine.call('POST', `${CLIENTS}/${id}/rotate-secret`, { token: engine.b.token, body: {} });
         assert.equal(answer.status, 404);
         assert.equal(answer.body.error.code, 'RUNTIME_NOT_FOUND');
+        for (const method of ['GET', 'DELETE'] as const) {
+          const other = await engine.call(method, `${CLIENTS}/${id}`, { token: engine.b.token });
+          assert.equal(other.status, 404, method);
+          assert.equal(other.body.error.code, 'RUNTIME_NOT_FOUND');
+        }
       }
+      assert.equal((await engine.call('GET', `${CLIENTS}/not-a-uuid`, { token: engine.b.token })).status, 400);
       assert.equal(
         (await engine.call('POST', `${CLIENTS}/not-a-uuid/rotate-secret`, { token: engine.b.token, body: {} })).status,
         400,

@@ -232,6 +232,8 @@ for (const target of testDatabaseTargets()) {
           // Once the agent's attachment is gone (a DELETE, sent before these).
           'DELETE /api/v1/runtime/mcp/servers/{id}',
           'DELETE /api/v1/runtime/webhooks/{id}',
+          // After its read and rotation examples.
+          'DELETE /api/v1/integrations/clients/{id}',
         ],
         after: {
           'POST /api/v1/auth/token': (body) => {

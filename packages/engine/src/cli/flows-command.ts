@@ -27,6 +27,7 @@ const refused = (message: string) => new AppError('FLOWS_COMMAND_REFUSED', messa
 const EXAMPLES = ['shopping-assistant'];
 /** The model name that marks the installed provider as the scripted local model (`run` starts it). */
 const SCRIPTED_MODEL = 'keel-scripted';
+const APPROVAL_ID = /^apr_[0-9a-f]{24}$/;
 const FINAL = new Set(['succeeded', 'terminal_failure', 'cancelled', 'compensated', 'retryable_failure']);
 
 interface Reply {
@@ -35,10 +36,10 @@ interface Reply {
 }
 
 /**
- * `keel engine flows install|run shopping-assistant`: the engine is opened in this process on the configured database
- * (the embedded SQLite file by default) and driven through its own REST API (injected, no port) with the realm's key
- * pair, so every rule of the API applies; `run` also runs an execution worker here and prints the execution's events
- * as they are stored.
+ * `keel engine flows install|run shopping-assistant` and `keel engine flows approve EXECUTION_ID`: the engine is opened
+ * in this process on the configured database (the embedded SQLite file by default) and driven through its own REST
+ * API (injected, no port) with the realm's key pair, so every rule of the API applies; `run` and `approve` also run an
+ * execution worker here and print the execution's events as they are stored.
  */
 export async function runFlowsCommand(action: string | undefined, argv: string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -57,19 +58,51 @@ export async function runFlowsCommand(action: string | undefined, argv: string[]
       approve: { type: 'boolean', default: false },
       deny: { type: 'boolean', default: false },
       timeout: { type: 'string' },
+      approval: { type: 'string' },
+      reason: { type: 'string' },
     },
   });
-  const example = positionals[0];
-  if (action !== 'install' && action !== 'run')
-    throw new UsageError('use: keel engine flows install|run shopping-assistant');
-  if (!example || !EXAMPLES.includes(example))
-    throw new UsageError(`name the example flow set: ${EXAMPLES.join(', ')}`);
+  if (action !== 'install' && action !== 'run' && action !== 'approve')
+    throw new UsageError(
+      'use: keel engine flows install|run shopping-assistant, or keel engine flows approve EXECUTION_ID',
+    );
   const accessKey = values['access-key'] ?? io.env.ENGINE_ACCESS_KEY;
   const secretKey = values['secret-key'] ?? io.env.ENGINE_SECRET_KEY;
-  if (!accessKey || !secretKey)
-    throw new UsageError(
+  const keyPairMissing = () =>
+    new UsageError(
       'the realm key pair is required: --access-key and --secret-key (or ENGINE_ACCESS_KEY, ENGINE_SECRET_KEY), e.g. from keel engine bootstrap --json',
     );
+  const timeoutMs = values.timeout === undefined ? 120_000 : Number(values.timeout) * 1000;
+  if (!(timeoutMs > 0)) throw new UsageError('--timeout is in seconds, more than 0');
+  if (action === 'approve') {
+    const executionId = positionals[0];
+    if (!executionId || positionals.length > 1)
+      throw new UsageError('name one execution: keel engine flows approve EXECUTION_ID');
+    if (values.approve) throw new UsageError('approve takes --deny to deny; it approves without it');
+    if (values.approval !== undefined && !APPROVAL_ID.test(values.approval))
+      throw new UsageError('--approval is an approval id (apr_…), as `flows run` prints it');
+    if (values.reason !== undefined && values.reason.length > 1000)
+      throw new UsageError('--reason is at most 1000 characters');
+    if (!accessKey || !secretKey) throw keyPairMissing();
+    const engine = await openEngine(io, true);
+    try {
+      const api = await session(engine.apps, accessKey, secretKey);
+      return await approve(engine.apps, api, io, {
+        executionId,
+        approvalId: values.approval,
+        decision: values.deny ? 'deny' : 'approve',
+        reason: values.reason,
+        json: values.json ?? false,
+        timeoutMs,
+      });
+    } finally {
+      await engine.close();
+    }
+  }
+  const example = positionals[0];
+  if (!example || !EXAMPLES.includes(example))
+    throw new UsageError(`name the example flow set: ${EXAMPLES.join(', ')}`);
+  if (!accessKey || !secretKey) throw keyPairMissing();
   if (values.approve && values.deny) throw new UsageError('--approve and --deny exclude each other');
   const providerUrl = values['provider-url'];
   const scriptedInstall = action === 'install' && providerUrl === undefined;
@@ -104,8 +137,6 @@ export async function runFlowsCommand(action: string | undefined, argv: string[]
     const quantity = values.quantity === undefined ? undefined : Number(values.quantity);
     if (quantity !== undefined && !(Number.isInteger(quantity) && quantity >= 1 && quantity <= 10_000))
       throw new UsageError('--quantity must be an integer from 1 to 10000');
-    const timeoutMs = values.timeout === undefined ? 120_000 : Number(values.timeout) * 1000;
-    if (!(timeoutMs > 0)) throw new UsageError('--timeout is in seconds, more than 0');
     return await run(engine.apps, api, io, {
       message,
       quantity,
@@ -323,6 +354,9 @@ async function ensureAgent(api: Api): Promise<string> {
   throw refused(`the name ${SHOPPING_ASSISTANT.agentUsername} is taken by an identity outside this realm`);
 }
 
+type Decision = 'approve' | 'deny';
+type Say = (line: string, value: unknown) => void;
+
 async function run(
   apps: EngineApps,
   api: Api,
@@ -330,7 +364,7 @@ async function run(
   options: {
     message: string;
     quantity: number | undefined;
-    decision: 'approve' | 'deny' | undefined;
+    decision: Decision | undefined;
     json: boolean;
     timeoutMs: number;
   },
@@ -338,21 +372,150 @@ async function run(
   const flow = await findByName(api, '/api/v1/runtime/flows', 'name', SHOPPING_ASSISTANT.flowName);
   if (!flow) throw refused('the flow is not installed: keel engine flows install shopping-assistant');
   const agentId = await ensureAgent(api);
-  const config = await api.must(
+  return withWorker(apps, api, agentId, async (worker, scripted) => {
+    const created = await api.must(
+      'POST',
+      '/api/v1/runtime/executions',
+      {
+        flow_id: flow.id,
+        agent_id: agentId,
+        input: { message: options.message, ...(options.quantity !== undefined ? { quantity: options.quantity } : {}) },
+      },
+      [202],
+      'execution',
+    );
+    const id = created.id as string;
+    const say = sayer(io, options.json);
+    say(`execution ${id} (flow ${flow.name} v${flow.active_version}${scripted ? ', scripted local model' : ''})`, {
+      execution_id: id,
+    });
+    let decided = false;
+    return follow(api, worker, say, id, options.timeoutMs, 0, async (approvalId) => {
+      if (!options.decision || decided) {
+        waiting(say, id, approvalId);
+        return false;
+      }
+      decided = true;
+      await decide(api, say, id, approvalId, options.decision, undefined);
+      return true;
+    });
+  });
+}
+
+/**
+ * `keel engine flows approve EXECUTION_ID [--approval ID] [--deny] [--reason TEXT]`: decides the approval the
+ * execution waits for (the only pending one when `--approval` is omitted), then runs a worker here and prints the
+ * rest of the execution as `run` does.
+ */
+async function approve(
+  apps: EngineApps,
+  api: Api,
+  io: CommandIo,
+  options: {
+    executionId: string;
+    approvalId: string | undefined;
+    decision: Decision;
+    reason: string | undefined;
+    json: boolean;
+    timeoutMs: number;
+  },
+): Promise<number> {
+  const path = `/api/v1/runtime/executions/${encodeURIComponent(options.executionId)}`;
+  const execution = await api.must('GET', path, undefined, [200], `execution ${options.executionId}`);
+  const pending =
+    execution.state === 'waiting_for_approval' && typeof execution.wait?.approval_id === 'string'
+      ? [execution.wait.approval_id as string]
+      : [];
+  if (pending.length === 0) throw refused(`execution ${execution.id} waits for no approval (state ${execution.state})`);
+  if (options.approvalId === undefined && pending.length > 1)
+    throw refused(
+      `execution ${execution.id} waits for ${pending.length} approvals (${pending.join(', ')}): name one with --approval`,
+    );
+  const approvalId = options.approvalId ?? pending[0]!;
+  if (!pending.includes(approvalId))
+    throw refused(
+      `execution ${execution.id} does not wait for approval ${approvalId} (pending: ${pending.join(', ')})`,
+    );
+  const say = sayer(io, options.json);
+  return withWorker(apps, api, execution.agent_id, async (worker) => {
+    // Only what happens from the decision on is printed (`flows run` printed the steps before it).
+    const after = await latestEventId(api, execution.id);
+    await decide(api, say, execution.id, approvalId, options.decision, options.reason);
+    return follow(api, worker, say, execution.id, options.timeoutMs, after, async (next) => {
+      waiting(say, execution.id, next);
+      return false;
+    });
+  });
+}
+
+/** An execution waits for an approval: the command that decides it. */
+function waiting(say: Say, id: string, approvalId: string): void {
+  say(
+    `waiting for approval ${approvalId}: keel engine flows approve ${id} [--deny] [--reason TEXT] (or run again with --approve or --deny)`,
+    { waiting_for_approval: approvalId, execution_id: id },
+  );
+}
+
+/** A page of the execution's events after the event id `after`. */
+function eventsAfter(api: Api, id: string, after: number) {
+  return api.must(
     'GET',
-    `/api/v1/runtime/agents/${agentId}/config`,
+    `/api/v1/runtime/executions/${id}/events?after=${after}&limit=100`,
     undefined,
     [200],
-    'agent configuration',
+    'events',
   );
-  const provider = await api.must(
-    'GET',
-    `/api/v1/runtime/providers/${config.ai_provider_id}`,
-    undefined,
+}
+
+/** The id of the execution's latest stored event (0 when none). */
+async function latestEventId(api: Api, id: string): Promise<number> {
+  let after = 0;
+  for (;;) {
+    const page = await eventsAfter(api, id, after);
+    if (page.data.length === 0) return after;
+    after = page.data.at(-1).id;
+  }
+}
+
+function sayer(io: CommandIo, json: boolean): Say {
+  return (line, value) => io.stdout.write(json ? `${JSON.stringify(value)}\n` : `${line}\n`);
+}
+
+async function decide(
+  api: Api,
+  say: Say,
+  executionId: string,
+  approvalId: string,
+  decision: Decision,
+  reason: string | undefined,
+) {
+  await api.must(
+    'POST',
+    `/api/v1/runtime/executions/${executionId}/approvals/${approvalId}/${decision}`,
+    reason === undefined ? {} : { reason },
     [200],
-    'provider',
+    decision,
   );
-  const scripted = provider.text_model === SCRIPTED_MODEL ? await startScriptedModel() : undefined;
+  say(`${decision === 'approve' ? 'approved' : 'denied'} ${approvalId}`, { decision, approval_id: approvalId });
+}
+
+/**
+ * Runs `fn` with an execution worker in this process (and the scripted local model when the agent's provider is
+ * it: its address is set on the provider for this run).
+ */
+async function withWorker(
+  apps: EngineApps,
+  api: Api,
+  agentId: string | null,
+  fn: (worker: ReturnType<typeof createExecutionWorker>, scripted: boolean) => Promise<number>,
+): Promise<number> {
+  const config = agentId
+    ? await api.must('GET', `/api/v1/runtime/agents/${agentId}/config`, undefined, [200], 'agent configuration')
+    : undefined;
+  const provider = config?.ai_provider_id
+    ? await api.must('GET', `/api/v1/runtime/providers/${config.ai_provider_id}`, undefined, [200], 'provider')
+    : undefined;
+  const scripted = provider?.text_model === SCRIPTED_MODEL ? await startScriptedModel() : undefined;
   const worker = createExecutionWorker(apps.runtime, {
     ...apps.runtime.config.executions,
     concurrency: 4,
@@ -369,80 +532,54 @@ async function run(
         'scripted model address',
       );
     }
-    const created = await api.must(
-      'POST',
-      '/api/v1/runtime/executions',
-      {
-        flow_id: flow.id,
-        agent_id: agentId,
-        input: { message: options.message, ...(options.quantity !== undefined ? { quantity: options.quantity } : {}) },
-      },
-      [202],
-      'execution',
-    );
-    const id = created.id as string;
-    const say = (line: string, value: unknown) =>
-      io.stdout.write(options.json ? `${JSON.stringify(value)}\n` : `${line}\n`);
-    say(`execution ${id} (flow ${flow.name} v${flow.active_version}${scripted ? ', scripted local model' : ''})`, {
-      execution_id: id,
-    });
     apps.runtime.extensions.executions = worker;
     worker.start();
-    let after = 0;
-    let decided = false;
-    const deadline = Date.now() + options.timeoutMs;
-    for (;;) {
-      const page = await api.must(
-        'GET',
-        `/api/v1/runtime/executions/${id}/events?after=${after}&limit=100`,
-        undefined,
-        [200],
-        'events',
-      );
-      for (const event of page.data as { id: number; type: string; data: any }[]) {
-        after = event.id;
-        say(describeEvent(event), event);
-      }
-      const execution = await api.must('GET', `/api/v1/runtime/executions/${id}`, undefined, [200], 'execution');
-      if (FINAL.has(execution.state) && !execution.compensation_pending && page.data.length === 0) {
-        const action = execution.action;
-        say(
-          action
-            ? `\n${action.type}: ${action.content ?? ''}\n${JSON.stringify(action.data ?? {})}`
-            : `\n${execution.state}`,
-          { state: execution.state, action: action ?? null, error: execution.error ?? null },
-        );
-        return execution.state === 'succeeded' ? 0 : 1;
-      }
-      if (execution.state === 'waiting_for_approval' && page.data.length === 0) {
-        const approvalId = execution.wait?.approval_id as string;
-        if (!options.decision || decided) {
-          say(
-            `waiting for approval ${approvalId}: run again with --approve or --deny, or POST /api/v1/runtime/executions/${id}/approvals/${approvalId}/approve`,
-            { waiting_for_approval: approvalId },
-          );
-          return 0;
-        }
-        decided = true;
-        await api.must(
-          'POST',
-          `/api/v1/runtime/executions/${id}/approvals/${approvalId}/${options.decision}`,
-          {},
-          [200],
-          options.decision,
-        );
-        say(`${options.decision === 'approve' ? 'approved' : 'denied'} ${approvalId}`, {
-          decision: options.decision,
-          approval_id: approvalId,
-        });
-        worker.wake();
-      }
-      if (Date.now() > deadline) throw refused(`the execution ${id} did not settle in time (state ${execution.state})`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    return await fn(worker, scripted !== undefined);
   } finally {
     await worker.stop();
     await scripted?.close();
+  }
+}
+
+/**
+ * Prints the execution's events after `from` as they are stored until it settles (exit 0 when it succeeded) or waits for an
+ * approval: `onApproval` decides it (true: keep following) or not (false: exit 0, still waiting).
+ */
+async function follow(
+  api: Api,
+  worker: ReturnType<typeof createExecutionWorker>,
+  say: Say,
+  id: string,
+  timeoutMs: number,
+  from: number,
+  onApproval: (approvalId: string) => Promise<boolean>,
+): Promise<number> {
+  let after = from;
+  worker.wake();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const page = await eventsAfter(api, id, after);
+    for (const event of page.data as { id: number; type: string; data: any }[]) {
+      after = event.id;
+      say(describeEvent(event), event);
+    }
+    const execution = await api.must('GET', `/api/v1/runtime/executions/${id}`, undefined, [200], 'execution');
+    if (FINAL.has(execution.state) && !execution.compensation_pending && page.data.length === 0) {
+      const action = execution.action;
+      say(
+        action
+          ? `\n${action.type}: ${action.content ?? ''}\n${JSON.stringify(action.data ?? {})}`
+          : `\n${execution.state}`,
+        { state: execution.state, action: action ?? null, error: execution.error ?? null },
+      );
+      return execution.state === 'succeeded' ? 0 : 1;
+    }
+    if (execution.state === 'waiting_for_approval' && page.data.length === 0) {
+      if (!(await onApproval(execution.wait?.approval_id as string))) return 0;
+      worker.wake();
+    }
+    if (Date.now() > deadline) throw refused(`the execution ${id} did not settle in time (state ${execution.state})`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

@@ -18,7 +18,10 @@ export const ENGINE_USAGE = `engine bootstrap [--json]        create a merchant,
                                realm of --access-key/--secret-key (or ENGINE_ACCESS_KEY/ENGINE_SECRET_KEY); without
                                --provider-url it runs on a scripted local model
   engine flows run shopping-assistant --message TEXT [--quantity N] [--approve|--deny] [--timeout S] [--json]
-                               run it end to end in this process and print the execution's steps as they happen`;
+                               run it end to end in this process and print the execution's steps as they happen
+  engine flows approve EXECUTION_ID [--approval APPROVAL_ID] [--deny] [--reason TEXT] [--timeout S] [--json]
+                               approve (or deny) the approval a waiting execution waits for (the only pending one
+                               without --approval), then continue it in this process and print its steps`;
 
 export const IMPORT_USAGE = `import products FILE.(csv|jsonl) --merchant MERCHANT_ID [--store STORE_ID] [--json]
                                bulk upsert products (by storeId + sku/externalId) through the catalog service;

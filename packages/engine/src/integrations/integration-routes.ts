@@ -19,6 +19,8 @@ import {
   type ClientInput,
   createClient,
   DEFAULT_OVERLAP_SECONDS,
+  deleteClient,
+  getClient,
   listClients,
   MAX_OVERLAP_SECONDS,
   rotateClientSecret,
@@ -87,6 +89,37 @@ export function registerIntegrationRoutes(app: App, rt: RuntimeContext): void {
     },
     async (request, reply) =>
       reply.status(201).send(await createClient(rt, principalOf(request), request.body as ClientInput)),
+  );
+  app.get(
+    '/api/v1/integrations/clients/:id',
+    {
+      schema: {
+        ...base,
+        summary: 'Read an integration client',
+        description: `Extension to the spec's table. Admin role or stronger. The client without any secret (shown only when created or rotated). An unknown client, another realm's or a deleted one is a 404.`,
+        params: IdParams,
+        response: { 200: ClientRef, ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request) => getClient(rt, principalOf(request), request.params.id),
+  );
+  app.delete(
+    '/api/v1/integrations/clients/:id',
+    {
+      schema: {
+        ...base,
+        summary: 'Delete (revoke) an integration client',
+        description: `Extension to the spec's table. Admin role or stronger, and only a client whose role the caller could grant (403 otherwise). Deletes the client with its service identity, membership and key pair in one transaction: its secrets (the current one and a previous one still in its overlap window) stop working for \`POST /api/v1/auth/token\` at once (401), and bearer tokens it already holds are refused from its next request on (401; every instance drops its cached key standing). Its name is free again. A second delete, like an unknown client or another realm's, is a 404.`,
+        params: IdParams,
+        response: { 204: Type.Null(), ...runtimeErrors },
+      },
+      config: runtimeConfig,
+    },
+    async (request, reply) => {
+      await deleteClient(rt, principalOf(request), request.params.id);
+      return reply.status(204).send(null);
+    },
   );
   app.post(
     '/api/v1/integrations/clients/:id/rotate-secret',

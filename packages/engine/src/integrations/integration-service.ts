@@ -1,7 +1,7 @@
 import { type Executor, generateKey, sha256Hex, toIsoString } from '@keel/core';
 import type { EngineDb } from '../db/schema.ts';
 import { createIdentity, issueKeyPair } from '../identity/identity-service.ts';
-import { rotateAccessKeySecret, upsertMember } from '../identity/identity-store.ts';
+import { deleteIdentity, rotateAccessKeySecret, upsertMember } from '../identity/identity-store.ts';
 import { type Role, type RuntimePrincipal, requireGrantable, requirePermission } from '../identity/roles.ts';
 import { isUuid, newId } from '../ids.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
@@ -9,6 +9,7 @@ import { cursorAfterId, idPage } from '../runtime/runtime-cursor.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { inTransaction } from '../write.ts';
 import {
+  deleteIntegrationClientRow,
   findIntegrationClient,
   type IntegrationClientRow,
   insertIntegrationClient,
@@ -141,6 +142,30 @@ export async function listClients(
   );
   const now = rt.clock();
   return idPage('integration-clients', rows, query.limit, (row) => toClientView(row, now));
+}
+
+/** One client of the realm (admin+); never a secret. Another realm's client is a 404 like an unknown one. */
+export async function getClient(rt: RuntimeContext, principal: RuntimePrincipal, id: string) {
+  const realmId = requirePermission(principal, 'realm:manage');
+  return toClientView(await clientOf(rt, realmId, id), rt.clock());
+}
+
+/**
+ * Deletes (revokes) a client (admin+, and only a client whose role the caller could grant): its record, service
+ * identity, membership and key pair go in one transaction, so its secrets (current and any in an overlap) stop
+ * working for the token exchange at once, and the principals cache is invalidated on every instance, so bearer
+ * tokens it already holds are refused on their next request. A second delete is a 404 (the client is gone).
+ */
+export async function deleteClient(rt: RuntimeContext, principal: RuntimePrincipal, id: string): Promise<void> {
+  const realmId = requirePermission(principal, 'realm:manage');
+  const client = await clientOf(rt, realmId, id);
+  requireGrantable(principal, client.role as Role);
+  await inTransaction(rt.engine, async (trx) => {
+    await deleteIntegrationClientRow(trx, client.id);
+    await deleteIdentity(trx, client.identity_id);
+  });
+  await rt.principals.invalidate();
+  await rt.realms.invalidate(realmId);
 }
 
 /**
