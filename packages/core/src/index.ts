@@ -1,5 +1,6 @@
 export { bearerToken, constantTimeEqual, generateKey, sha256Hex } from './auth/secrets.ts';
 export type { Cache } from './cache/cache.ts';
+export { type ConcurrencySlots, createConcurrencySlots, type HeldSlot } from './cache/concurrency-slots.ts';
 export { createMemoryCache } from './cache/memory-cache.ts';
 export { type OpenedCache, openCache } from './cache/open-cache.ts';
 export { createWindowCounters, type WindowCount, type WindowCounters } from './cache/window-counter.ts';

@@ -385,6 +385,32 @@ for (const target of testDatabaseTargets()) {
       assert.equal(after.status, 200, 'the slot is free again');
     });
 
+    test('max_concurrency: a chat turn that fails or times out gives its slot back', async (t) => {
+      const engine = await shared.fresh();
+      // The first turn's call fails upstream, the second's outlives the turn's deadline, later calls answer at once.
+      let before = Number.POSITIVE_INFINITY;
+      const upstream = await startUpstream(t, (_call, n) =>
+        n === before + 1 ? { status: 500 } : n === before + 2 ? { delayMs: 3000 } : undefined,
+      );
+      const ids = await setupAgent(engine, engine.a, upstream.url, {
+        settings: { max_concurrency: 1, max_latency_ms: 400, node_timeout_ms: 300, max_node_retries: 0 },
+      });
+      const chat = () =>
+        engine.call('POST', '/api/v1/runtime/ai/chat', {
+          token: engine.a.token,
+          body: { agent_id: ids.agentId, messages: [{ role: 'user', content: 'hi' }] },
+        });
+      before = upstream.calls.length;
+      const failed = await chat();
+      assert.notEqual(failed.status, 429);
+      assert.equal(upstream.calls.length, before + 1);
+      const timedOut = await chat();
+      assert.notEqual(timedOut.status, 429);
+      assert.equal(upstream.calls.length, before + 2);
+      const after = await chat();
+      assert.equal(after.status, 200, `the slot is free again: ${JSON.stringify(after.body)}`);
+    });
+
     test('flow slot: tool calls, parallelism and depth bounds hold; product actions downgrade for the client; handoffs stay opaque; the flow is pinned', async (t) => {
       const engine = await shared.fresh();
       const upstream = await startUpstream(t);

@@ -43,7 +43,10 @@ const bounded = (key: keyof typeof SETTING_BOUNDS, description: string) => {
 export const SettingsSchema = Type.Object({
   max_tool_calls: bounded('max_tool_calls', 'Tool calls per execution'),
   max_latency_ms: bounded('max_latency_ms', 'Deadline of a whole execution'),
-  max_concurrency: bounded('max_concurrency', 'Executions of this agent at once (per engine instance); 429 beyond'),
+  max_concurrency: bounded(
+    'max_concurrency',
+    'Executions of this agent at once (chat/execute turns across instances when REDIS_URL is set; durable executions by their leases); 429 beyond',
+  ),
   max_dependency_concurrency: bounded('max_dependency_concurrency', 'Tool or node calls in parallel'),
   node_timeout_ms: bounded('node_timeout_ms', 'Deadline of one node (a model or tool call); ≤ max_latency_ms'),
   max_node_retries: bounded('max_node_retries', 'Retries of a failed node (transient failures only)'),

@@ -40,6 +40,8 @@ import { asksForSensitiveData } from './sensitive-data.ts';
 
 /** A run's claim older than this is taken as abandoned (its process died): runs call a model and may be slow. */
 const RUN_ABANDONED_MS = 10 * 60 * 1000;
+/** A turn's concurrency slot is leased for the agent's max_latency_ms plus this (a dead instance's slot then ends). */
+const TURN_SLOT_GRACE_MS = 30_000;
 
 /** The runtime execute contract version; omitted means this one, any other pinned value is a 400. */
 export const CONTRACT_VERSION = '2026-08-22';
@@ -475,11 +477,15 @@ async function execute(
   // The realm policy active now is pinned to this run; the quota counts it before any work.
   const policy = await activePolicy(rt, realmId);
   await admitRun(rt, realmId);
-  const running = rt.running.get(agent.id) ?? 0;
-  if (running >= agent.settings.max_concurrency) {
-    throw Object.assign(RuntimeErrors.concurrency(agent.id, running), { headers: { 'retry-after': '1' } });
-  }
-  rt.running.set(agent.id, running + 1);
+  // One of the agent's max_concurrency turn slots (across instances with Redis), leased past the turn's deadline so
+  // an instance that dies mid-turn frees it.
+  const slot = await rt.turns.acquire(
+    agent.id,
+    agent.settings.max_concurrency,
+    agent.settings.max_latency_ms + TURN_SLOT_GRACE_MS,
+  );
+  if (!('release' in slot))
+    throw Object.assign(RuntimeErrors.concurrency(agent.id, slot.held), { headers: { 'retry-after': '1' } });
   const budget: RunBudget = createRunBudget(agent.settings, rt.clock);
   try {
     const history = session
@@ -704,8 +710,6 @@ async function execute(
     return { statusCode: 200, body: result, replayed: false };
   } finally {
     budget.dispose();
-    const left = (rt.running.get(agent.id) ?? 1) - 1;
-    if (left <= 0) rt.running.delete(agent.id);
-    else rt.running.set(agent.id, left);
+    await slot.release();
   }
 }

@@ -79,6 +79,7 @@ export async function registerRuntime(
   options: RuntimeContextOptions,
 ): Promise<RuntimeContext> {
   const rt = await createRuntimeContext(engine, options);
+  rest.addHook('onClose', async () => rt.turns.close());
   rt.extensions.flows = createFlowChatEngine(rt);
   addRuntimeSchemas(rest);
   installRuntimeAuth(rest, rt.principals);

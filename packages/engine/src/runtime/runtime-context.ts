@@ -1,4 +1,11 @@
-import { type Cache, createWindowCounters, type SecretBox, type WindowCounters } from '@keel/core';
+import {
+  type Cache,
+  type ConcurrencySlots,
+  createConcurrencySlots,
+  createWindowCounters,
+  type SecretBox,
+  type WindowCounters,
+} from '@keel/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
@@ -27,8 +34,11 @@ export interface RuntimeContext {
   scanner: SensitiveDataScanner;
   /** Where flows, tool servers and governance plug in (later issues); empty by default. */
   extensions: RuntimeExtensions;
-  /** Executions in flight per agent in this process (max_concurrency). */
-  running: Map<string, number>;
+  /**
+   * Chat and execute turns in flight per agent (its `max_concurrency`): shared by every instance through Redis when
+   * REDIS_URL is set, in process otherwise.
+   */
+  turns: ConcurrencySlots;
   /** Windowed counters of the realm quotas: shared through Redis when REDIS_URL is set, in process otherwise. */
   counters: WindowCounters;
   clock: () => number;
@@ -40,7 +50,7 @@ export interface RuntimeContextOptions {
   tokenSigningKeyHex?: string | undefined;
   secretKeyHex: string;
   clock?: (() => number) | undefined;
-  /** The Redis client (REDIS_URL), for counters shared by every instance. */
+  /** The Redis client (REDIS_URL), for counters and turn slots shared by every instance. */
   redis?: Redis | undefined;
 }
 
@@ -71,7 +81,7 @@ export async function createRuntimeContext(
     models: createModelClients({ secrets: engine.secrets, allowPrivateUrls }),
     scanner: createSensitiveDataScanner(),
     extensions: createExtensionRegistry(),
-    running: new Map(),
+    turns: createConcurrencySlots({ redis: options.redis, namespace: 'keel:engine:turns:' }),
     counters: createWindowCounters({ redis: options.redis, namespace: 'keel:engine:quota:' }),
     clock,
     get log() {
