@@ -273,9 +273,11 @@ export async function traceTimeline(
     traceEvents(rt.db, realmId, traceId, limit),
     traceSteps(rt.db, realmId, traceId, limit),
   ]);
-  const rows = [...stored, ...steps.map((step) => stepEventRow(realmId, traceId, step))]
-    .sort((a, b) => compareTimes(a.occurred_at, b.occurred_at) || a.id.localeCompare(b.id))
-    .slice(0, limit);
+  const rows = parentsFirst(
+    [...stored, ...steps.map((step) => stepEventRow(realmId, traceId, step))].sort(
+      (a, b) => compareTimes(a.occurred_at, b.occurred_at) || a.id.localeCompare(b.id),
+    ),
+  ).slice(0, limit);
   if (rows.length === 0) throw RuntimeErrors.notFound('Trace', traceId);
   const started = Date.parse(toIsoString(rows[0]!.occurred_at));
   const ended = Math.max(...rows.map((row) => Date.parse(toIsoString(row.occurred_at)) + row.duration_ms));
@@ -289,6 +291,36 @@ export async function traceTimeline(
 }
 
 const compareTimes = (a: string | Date, b: string | Date) => Date.parse(toIsoString(a)) - Date.parse(toIsoString(b));
+
+/**
+ * Time order, except that an event never comes before its parent span's event: spans and step records are timed
+ * to the millisecond by different clocks, so a child can tie with or precede its parent by a fraction of one.
+ */
+export function parentsFirst(rows: ObservabilityEventRow[]): ObservabilityEventRow[] {
+  const present = new Set(rows.map((row) => row.span_id));
+  const emitted = new Set<string>();
+  const waiting = new Map<string, ObservabilityEventRow[]>();
+  const out: ObservabilityEventRow[] = [];
+  const emit = (row: ObservabilityEventRow) => {
+    out.push(row);
+    emitted.add(row.span_id);
+    const children = waiting.get(row.span_id);
+    if (!children) return;
+    waiting.delete(row.span_id);
+    for (const child of children) emit(child);
+  };
+  for (const row of rows) {
+    const parent = row.parent_span_id;
+    if (parent && parent !== row.span_id && present.has(parent) && !emitted.has(parent)) {
+      const list = waiting.get(parent);
+      if (list) list.push(row);
+      else waiting.set(parent, [row]);
+    } else emit(row);
+  }
+  // A cycle of parent ids (malformed data) leaves rows waiting: they follow in time order.
+  for (const list of waiting.values()) out.push(...list);
+  return out;
+}
 
 /**
  * A flow node step of the execution log as a timeline event (`kind: step`, named like its span): ids, type,
