@@ -4,11 +4,10 @@
 // in their own process.
 //   npx node bench/anonymous-ingest.ts [--duration 10] [--connections 8]
 import { execSync } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
-import { startEngine } from './lib/engine-process.ts';
+import { cpuSecondsOf, startEngine } from './lib/engine-process.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
 const { values } = parseArgs({
@@ -50,11 +49,8 @@ function batch() {
   return { events };
 }
 
-/** CPU seconds (user + system) the engine process has used so far, from /proc (Linux). */
-function engineCpuSeconds(): number {
-  const fields = fs.readFileSync(`/proc/${engine.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+/** CPU seconds (user + system) the engine process has used so far. */
+const engineCpuSeconds = () => cpuSecondsOf(engine.pid);
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

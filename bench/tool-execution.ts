@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Agent, request } from 'undici';
-import { listening, startEngine } from './lib/engine-process.ts';
+import { cpuSecondsOf, listening, startEngine } from './lib/engine-process.ts';
 import { machineLine, writeResultsSection } from './lib/results.ts';
 
 const { values } = parseArgs({
@@ -18,19 +18,27 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '2000' },
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '300' },
+    'cpu-calls': { type: 'string', default: '2000' },
+    'mcp-port': { type: 'string', default: '9841' },
+    /** A directory: the engine runs with --cpu-prof and writes its profile there when it stops. */
+    profile: { type: 'string' },
   },
 });
 const CALLS = Number(values.calls);
 const ROUNDS = Number(values.rounds);
 const WARMUP = Number(values.warmup);
-const MCP_PORT = '9841';
+const CPU_CALLS = Number(values['cpu-calls']);
+const MCP_PORT = values['mcp-port'];
 
 const serverProcess = spawn(process.execPath, [path.join(import.meta.dirname, 'tool-execution-server.ts')], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const [serverUrl, engine] = await Promise.all([
   listening(serverProcess, /mcp server listening on (\S+)/, 'mcp server'),
-  startEngine({ ENGINE_WEBHOOK_WORKER: 'false', ENGINE_MCP_PORT: MCP_PORT, LOG_LEVEL: 'warn' }),
+  startEngine(
+    { ENGINE_WEBHOOK_WORKER: 'false', ENGINE_MCP_PORT: MCP_PORT, LOG_LEVEL: 'warn' },
+    values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`] : [],
+  ),
 ]);
 const dispatcher = new Agent({ connections: 4, keepAliveTimeout: 30_000 });
 
@@ -125,6 +133,15 @@ try {
     for (const list of [times.direct, times.mcp, times.rest, mcpDelta, restDelta]) list.sort((a, b) => a - b);
     rounds.push({ ...times, mcpDelta, restDelta });
   }
+  // The engine's own CPU time per call of each path (user + system, from /proc): what the engine spends, whatever
+  // the other processes on the machine do to the wall clock. Each path alone, CPU_CALLS calls in a row.
+  const cpuPerCall = async (call: () => Promise<unknown>) => {
+    const before = cpuSecondsOf(engine.pid);
+    for (let i = 0; i < CPU_CALLS; i++) await call();
+    return ((cpuSecondsOf(engine.pid) - before) * 1000) / CPU_CALLS;
+  };
+  const cpuMcp = await cpuPerCall(callMcp);
+  const cpuRest = await cpuPerCall(callRest);
   const loadAfter = os.loadavg()[0] ?? 0;
   await direct.close();
   await viaEngine.close();
@@ -162,6 +179,10 @@ ${row('through the engine: REST tools/execute (undici)', (r) => r.rest)}
 |---|---|---|
 | public tool endpoint | ${ms(overheadP50)} | ${ms(overheadP99)} |
 | REST tools/execute | ${ms(restP50)} | ${ms(restP99)} |
+
+Engine CPU time per call (user + system of the engine process over ${CPU_CALLS} calls of one path in a row, after the
+rounds; includes the engine's own MCP client call to the server): public tool endpoint ${ms(cpuMcp)}, REST tools/execute
+${ms(cpuRest)}.
 
 Goal: overhead p50 ≤ 1 ms and p99 ≤ 5 ms → ${overheadP50 <= 1 && overheadP99 <= 5 ? 'met' : 'NOT met'} on the tool endpoint (same client), ${restP50 <= 1 && restP99 <= 5 ? 'met' : 'NOT met'} on REST.
 `;

@@ -24,6 +24,12 @@ export interface EngineProcess {
   stop(): Promise<void>;
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux; 10 ms resolution). */
+export function cpuSecondsOf(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Resolves with the first capture of `pattern` in the child's stdout; rejects if the child exits first. */
 export function listening(child: ChildProcess, pattern: RegExp, label: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -39,9 +45,13 @@ export function listening(child: ChildProcess, pattern: RegExp, label: string): 
 
 /**
  * Starts `keel start engine` in its own process (SQLite in a temporary data dir, generous rate limits, private URLs
- * allowed for local receivers, every listener on a free port) after `keel engine bootstrap --json`.
+ * allowed for local receivers, every listener on a free port) after `keel engine bootstrap --json`. `nodeFlags` go to
+ * the engine's node (e.g. `--cpu-prof`).
  */
-export async function startEngine(extraEnv: Record<string, string> = {}): Promise<EngineProcess> {
+export async function startEngine(
+  extraEnv: Record<string, string> = {},
+  nodeFlags: readonly string[] = [],
+): Promise<EngineProcess> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-bench-engine-'));
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -57,7 +67,10 @@ export async function startEngine(extraEnv: Record<string, string> = {}): Promis
   const boot = JSON.parse(
     execFileSync(process.execPath, [KEEL, 'engine', 'bootstrap', '--json'], { env, encoding: 'utf8' }),
   ) as EngineBoot;
-  const child = spawn(process.execPath, [KEEL, 'start', 'engine'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeFlags, KEEL, 'start', 'engine'], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await listening(child, /engine listening on (\S+)[\s\S]*ready/, 'engine');
   return {
     url,

@@ -119,7 +119,9 @@ export {
   type OutboxWorkerOptions,
 } from './outbox/outbox.ts';
 export {
+  addOutboxTraceColumns,
   createOutboxTables,
+  dropOutboxTraceColumns,
   OUTBOX_ATTEMPT_TABLE,
   OUTBOX_TABLE,
   type OutboxAttemptTable,
@@ -144,8 +146,10 @@ export {
   type RuntimeSignals,
   runInSpan,
   runtimeSignals,
+  type SpanOrigin,
   type StepSpan,
   setSpanTenant,
+  spanOrigin,
   startTelemetry,
   tracingExported,
   withClientSpan,

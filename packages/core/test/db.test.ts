@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, test } from 'node:test';
 import { type Generated, type Kysely, sql } from 'kysely';
 import {
@@ -79,6 +80,31 @@ for (const target of testDatabaseTargets()) {
       );
       if (target.dialect === 'sqlite') assert.equal(transactions.size, 1, 'five concurrent writes, one commit');
       else assert.equal(transactions.size, 5, 'PostgreSQL: a transaction each');
+    });
+
+    test("group commit: each write runs in its own caller's async context, grouped or not", async (t) => {
+      const database = await openTestDatabase<TestDb>(target, 'core');
+      t.after(() => database.close());
+      await migrateToLatest(database.db, migrations);
+      const writes = createGroupCommit(database.db, { postgresGroups: 1 });
+      const request = new AsyncLocalStorage<string>();
+      const transactions = new Set<unknown>();
+      const seen = await Promise.all(
+        ['r1', 'r2', 'r3', 'r4'].map((id) =>
+          request.run(id, () =>
+            writes.run(async (trx) => {
+              transactions.add(trx);
+              await trx
+                .insertInto('stock')
+                .values({ sku: id, qty: 1, created_at: new Date().toISOString(), data: '{}' })
+                .execute();
+              return request.getStore();
+            }),
+          ),
+        ),
+      );
+      assert.ok(transactions.size < 4, 'the writes were grouped');
+      assert.deepEqual(seen, ['r1', 'r2', 'r3', 'r4']);
     });
 
     test('group commit: a group stays under maxWeight (a heavier write runs alone); postgresGroups groups on PostgreSQL too', async (t) => {

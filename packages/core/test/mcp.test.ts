@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { describe, type TestContext, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Server } from '@modelcontextprotocol/server';
 import { Type } from 'typebox';
 import {
   type App,
@@ -10,6 +11,7 @@ import {
   createApp,
   defineMcpTool,
   McpErrorCodes,
+  type McpTool,
   registerMcpEndpoint,
 } from '../src/index.ts';
 import { reuseCompiledSchemas } from '../src/testing.ts';
@@ -34,7 +36,14 @@ const Echo = Type.Object(
 
 const Scoped = Type.Object({ scope: Type.String() });
 
-async function buildApp(t: TestContext): Promise<{ app: App; url: string }> {
+/** Endpoint options a test varies: the direct tools/call answer, extra static tools, per-principal tools. */
+interface Variant {
+  directToolCalls?: boolean;
+  extraTools?: McpTool<Principal>[];
+  principalTools?: (principal: Principal) => Promise<McpTool<Principal>[]>;
+}
+
+async function buildApp(t: TestContext, variant: Variant = {}): Promise<{ app: App; url: string }> {
   const app = await createApp({
     name: 'mcp-test',
     version: '1',
@@ -102,7 +111,10 @@ async function buildApp(t: TestContext): Promise<{ app: App; url: string }> {
         permission: 'demo:write',
         run: async () => ({ written: true }),
       }),
+      ...(variant.extraTools ?? []),
     ],
+    ...(variant.directToolCalls !== undefined ? { directToolCalls: variant.directToolCalls } : {}),
+    ...(variant.principalTools ? { principalTools: variant.principalTools } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   t.after(() => app.close());
@@ -300,6 +312,160 @@ describe('registerMcpEndpoint', () => {
     const big = await post(app, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(5000) } });
     assert.equal(big.status, 413);
     assert.equal(big.body.error.data.code, 'PAYLOAD_TOO_LARGE');
+  });
+
+  test('a plain tools/call answered directly is byte for byte what the SDK server answers', async (t) => {
+    // Tools whose failures become JSON-RPC errors (403 / 401 from run) or an internal error, and a rich result.
+    const extraTools = [
+      defineMcpTool<Principal>({
+        name: 'demo_denied',
+        description: 'Refuses inside run',
+        inputSchema: Type.Object({}),
+        permission: 'demo:read',
+        run: async () => {
+          throw CoreErrors.forbidden('demo scope');
+        },
+      }),
+      defineMcpTool<Principal>({
+        name: 'demo_expired',
+        description: 'Authentication lapses inside run',
+        inputSchema: Type.Object({}),
+        permission: 'demo:read',
+        run: async () => {
+          throw CoreErrors.unauthorized();
+        },
+      }),
+      defineMcpTool<Principal>({
+        name: 'demo_crash',
+        description: 'A bug',
+        inputSchema: Type.Object({}),
+        permission: 'demo:read',
+        run: async () => {
+          throw new Error('boom');
+        },
+      }),
+      defineMcpTool<Principal>({
+        name: 'demo_rich',
+        description: 'Nested, unicode and null values',
+        inputSchema: Type.Object({}, { additionalProperties: true }),
+        permission: 'demo:read',
+        run: async (args) => ({ args, list: [1, 'ü', null, { deep: [true] }], none: null, skipped: undefined }),
+      }),
+    ];
+    const direct = (await buildApp(t, { extraTools })).app;
+    const sdk = (await buildApp(t, { extraTools, directToolCalls: false })).app;
+    const call = (id: unknown, name: string, args?: unknown) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name, ...(args !== undefined ? { arguments: args } : {}) },
+    });
+    const cases: { body: unknown; headers?: Record<string, string> }[] = [
+      { body: call(1, 'demo_echo', { text: 'ab', times: 2 }) },
+      { body: call('req-ü', 'demo_echo', { text: 'x' }), headers: { 'mcp-protocol-version': '2025-11-25' } },
+      { body: call(2, 'demo_echo', { text: 'x' }), headers: { 'mcp-protocol-version': '2024-11-05' } },
+      { body: call(3, 'demo_echo') },
+      { body: call(4, 'demo_echo', { text: '', times: 9 }) },
+      { body: call(5, 'demo_echo', { text: 'a', unknown: 1 }) },
+      { body: call(6, 'demo_fail', { text: 'a' }) },
+      { body: call(7, 'demo_db_lost', { text: 'a' }) },
+      { body: call(8, 'nope', {}) },
+      { body: call(9, 'demo_denied', {}) },
+      { body: call(10, 'demo_expired', {}) },
+      { body: call(11, 'demo_crash', {}) },
+      { body: call(12, 'demo_rich', { a: [1, { b: 'ç' }], c: null }) },
+      { body: call(-13, 'demo_echo', { text: 'neg' }) },
+      // Served by the SDK on both (not the plain form): each still answers the same.
+      { body: call(14, 'demo_echo', { text: 'x' }), headers: { 'mcp-protocol-version': '1999-01-01' } },
+      { body: call(1.5, 'demo_echo', { text: 'x' }) },
+      { body: call(15, 'demo_echo', []) },
+      {
+        body: {
+          ...call(16, 'demo_echo', { text: 'x' }),
+          params: { name: 'demo_echo', arguments: { text: 'x' }, _meta: { progressToken: 1 } },
+        },
+      },
+      { body: { ...call(17, 'demo_echo', { text: 'x' }), extra: true } },
+      { body: { jsonrpc: '2.0', id: 18, method: 'tools/call', params: { name: 42 } } },
+    ];
+    // Counts the SDK servers connected, to see which cases the direct answer served (restored after the test).
+    const connect = Server.prototype.connect;
+    let connected = 0;
+    Server.prototype.connect = function (this: Server, ...args: Parameters<Server['connect']>) {
+      connected++;
+      return connect.apply(this, args);
+    };
+    t.after(() => {
+      Server.prototype.connect = connect;
+    });
+    const PLAIN = 14;
+    for (const [index, { body, headers }] of cases.entries()) {
+      const send = (app: App) =>
+        app.inject({
+          method: 'POST',
+          url: '/mcp',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            authorization: 'Bearer reader-key',
+            'x-request-id': `case-${index}`,
+            ...headers,
+          },
+          payload: JSON.stringify(body),
+        });
+      connected = 0;
+      const a = await send(direct);
+      const directServers = connected;
+      connected = 0;
+      const b = await send(sdk);
+      if (index < PLAIN) {
+        assert.equal(directServers, 0, `case ${index}: answered without an SDK server`);
+        assert.equal(connected, 1, `case ${index}: the SDK endpoint builds a server`);
+      } else assert.equal(directServers, connected, `case ${index}: served by the SDK on both`);
+      const view = (r: typeof a) => ({
+        status: r.statusCode,
+        type: r.headers['content-type'],
+        version: r.headers['mcp-protocol-version'],
+        body: r.body,
+      });
+      assert.deepEqual(view(a), view(b), `case ${index}: ${JSON.stringify(body)}`);
+    }
+  });
+
+  test("a static tool's call does not load the principal's own tools; tools/list and their calls do", async (t) => {
+    let loads = 0;
+    const own = defineMcpTool<Principal>({
+      name: 'demo_own',
+      description: "The principal's own tool",
+      inputSchema: Type.Object({}),
+      permission: 'demo:read',
+      run: async (_args, call) => ({ own: call.principal.name }),
+    });
+    const { app } = await buildApp(t, {
+      principalTools: async () => {
+        loads++;
+        return [own];
+      },
+    });
+    const echo = await post(app, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'demo_echo', arguments: { text: 'a' } },
+    });
+    assert.deepEqual(echo.body.result.structuredContent, { echoed: 'a', by: 'reader' });
+    assert.equal(loads, 0);
+    const called = await post(app, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'demo_own', arguments: {} },
+    });
+    assert.deepEqual(called.body.result.structuredContent, { own: 'reader' });
+    assert.equal(loads, 1);
+    const listed = await post(app, { jsonrpc: '2.0', id: 3, method: 'tools/list' });
+    assert.ok(listed.body.result.tools.some((tool: { name: string }) => tool.name === 'demo_own'));
+    assert.equal(loads, 2);
   });
 
   test('an unknown method is a JSON-RPC method-not-found error; a notification is accepted with 202', async (t) => {

@@ -6,6 +6,8 @@ import {
   createApp,
   currentTraceparent,
   type HttpConfig,
+  newSpanId,
+  newTraceId,
   observeQueueDepth,
   parseTraceparent,
   withClientSpan,
@@ -47,6 +49,15 @@ async function buildApp(
 const caller = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 describe('telemetry', () => {
+  test('trace and span ids cut from the random pool are well formed and never repeat across refills', () => {
+    const traces = Array.from({ length: 2000 }, () => newTraceId());
+    const spans = Array.from({ length: 2000 }, () => newSpanId());
+    assert.ok(traces.every((id) => /^[0-9a-f]{32}$/.test(id)));
+    assert.ok(spans.every((id) => /^[0-9a-f]{16}$/.test(id)));
+    assert.equal(new Set(traces).size, traces.length);
+    assert.equal(new Set(spans).size, spans.length);
+  });
+
   test('a valid traceparent is continued: the request id is its trace id, and handlers see a child span', async (t) => {
     const app = await buildApp(t);
     // A real socket: the body arrives in the socket's async context, after the onRequest hook.
@@ -77,7 +88,7 @@ describe('telemetry', () => {
   test('an outgoing call gets a traceparent of the same trace with its own span', async (t) => {
     const app = await buildApp(t);
     app.log.level = 'silent';
-    const sent = await withClientSpan('call', 'webhook', {}, async (traceparent) => traceparent, caller);
+    const sent = await withClientSpan('call', 'webhook', {}, async (traceparent) => traceparent, { parent: caller });
     assert.equal(parseTraceparent(sent)?.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
     assert.notEqual(parseTraceparent(sent)?.spanId, '00f067aa0ba902b7');
   });

@@ -4,6 +4,7 @@ import {
   type IdempotentResponse,
   isUniqueViolation,
   runIdempotent,
+  spanOrigin,
 } from '@keel/core';
 import type { Transaction } from 'kysely';
 import type { EngineContext } from './context.ts';
@@ -42,9 +43,11 @@ export async function runWrite<T>(
 ): Promise<IdempotentResponse<T>> {
   let queued = 0;
   let sink: EventSink | undefined;
+  // The span of the request or job making this write: its outbox messages continue that trace.
+  const origin = spanOrigin();
   const withEvents = async (trx: Transaction<EngineDb>) => {
     queued = 0;
-    sink = createEventSink();
+    sink = createEventSink(origin);
     const value = await work(trx, sink);
     queued = await sink.flush(trx);
     return value;

@@ -133,6 +133,64 @@ async function configureAll(engine: RuntimeUnderTest, realm: Realm) {
   return { secrets: [PROVIDER_KEY, SERVER_KEY, hook.signing_secret as string, client.client_secret as string], hook };
 }
 
+/**
+ * A realm with a flow `Child` published twice (v1, then v2 active), an agent `advisor`, and a draft flow `Parent`
+ * that runs Child v2 as a subflow and hands to `advisor` as a specialist, while `advisor`'s default flow is Parent
+ * (the agent ↔ flow cycle a deploy breaks in two phases).
+ */
+async function configureNamedNodes(engine: RuntimeUnderTest, realm: Realm) {
+  const call = (method: string, url: string, body?: unknown, status = 200) =>
+    engine.call(method, url, { token: realm.token, body }).then((reply) => ok(reply, status));
+  const child = await call('POST', FLOWS, { name: 'Child', description: null, config: flowConfig() }, 201);
+  await call('POST', `${FLOWS}/${child.id}/fixtures`, FIXTURE, 201);
+  for (const config of [flowConfig(), { ...flowConfig(), routing: { when_to_use: 'second version' } }]) {
+    await call('PUT', `${FLOWS}/${child.id}`, { name: 'Child', description: null, config });
+    assert.equal((await call('POST', `${FLOWS}/${child.id}/test`, {})).passed, true);
+    await call('POST', `${FLOWS}/${child.id}/activate`, {});
+  }
+  const advisor = await call(
+    'POST',
+    `/api/v1/realms/${realm.realmId}/agents`,
+    { username: 'advisor', display_name: 'Advisor', role: 'operator' },
+    201,
+  );
+  const parentConfig = {
+    ...EXAMPLE_CONFIG,
+    nodes: [
+      { id: 'sub', type: 'subflow', flow_id: child.id, version: 2, assign: 'found', next: 'ask' },
+      { id: 'ask', type: 'specialist', agent_id: advisor.identity.id, instructions: 'Advise', next: 'show' },
+      { id: 'show', type: 'output', action: 'RESPOND', data: { object: { text: { var: 'vars.ask' } } } },
+    ],
+  };
+  const parent = await call('POST', FLOWS, { name: 'Parent', description: 'nested', config: parentConfig }, 201);
+  await call('PUT', `/api/v1/runtime/agents/${advisor.identity.id}/config`, { default_flow_id: parent.id });
+  await call(
+    'POST',
+    `${FLOWS}/${child.id}/triggers`,
+    { kind: 'event', name: 'Order paid', event: 'order.paid', agent_id: advisor.identity.id, input: { query: 'mug' } },
+    201,
+  );
+  await call(
+    'POST',
+    `${FLOWS}/${child.id}/triggers`,
+    { kind: 'schedule', name: 'Hourly', interval_seconds: 3600, input: { query: 'tea' }, is_active: false },
+    201,
+  );
+  await call(
+    'POST',
+    `${FLOWS}/${child.id}/triggers`,
+    {
+      kind: 'schedule',
+      name: 'Weekday mornings',
+      cron: '0 9 * * 1-5',
+      time_zone: 'America/New_York',
+      is_active: false,
+    },
+    201,
+  );
+  return { child, parent, advisor };
+}
+
 const exportOf = async (engine: RuntimeUnderTest, token: string) =>
   ok(await engine.call('GET', `${BASE}/export`, { token }));
 
@@ -277,8 +335,9 @@ for (const target of testDatabaseTargets()) {
         'providers',
         'prompts',
         'tool_servers',
-        'flows',
         'agents',
+        'flows',
+        'flow_triggers',
         'tool_routing',
         'flow_routing',
         'governance',
@@ -316,10 +375,10 @@ for (const target of testDatabaseTargets()) {
           .filter((c: any) => c.action !== 'unchanged')
           .map((c: any) => [c.section, c.name, c.action, c.fields]),
         [
-          ['flows', 'Second', 'create', []],
-          ['flows', 'Draft only', 'delete', []],
           ['agents', 'shop-helper', 'update', ['settings']],
           ['agents', 'new-agent', 'create', []],
+          ['flows', 'Second', 'create', []],
+          ['flows', 'Draft only', 'delete', []],
           ['tool_routing', 'realm', 'update', ['rules']],
           ['flow_routing', 'realm', 'update', ['canary_percentage']],
           ['governance', 'realm', 'update', ['quota']],
@@ -444,8 +503,8 @@ for (const target of testDatabaseTargets()) {
           .filter((c: any) => c.action !== 'unchanged')
           .map((c: any) => `${c.action} ${c.section}/${c.name}`),
         [
-          'delete flows/Draft only',
           'delete agents/shop-helper',
+          'delete flows/Draft only',
           'update governance/realm',
           'delete runtime_webhooks/http://127.0.0.1:9/hooks/keel',
           'delete integration_clients/erp',
@@ -504,6 +563,7 @@ for (const target of testDatabaseTargets()) {
       const subflow = structuredClone(bundle.flows[1]);
       subflow.name = 'Nested';
       subflow.published_config = null;
+      subflow.published_version = null;
       subflow.is_active = false;
       subflow.config = {
         ...subflow.config,
@@ -512,6 +572,160 @@ for (const target of testDatabaseTargets()) {
       const nested = await deploy(engine, engine.b.token, { bundle: { format: bundle.format, flows: [subflow] } });
       assert.equal(nested.status, 400, JSON.stringify(nested.body));
       assert.match(nested.body.error.message, /^flows\/Nested: node sub \(subflow\) names another flow by its id/);
+    });
+
+    test('subflow and specialist nodes travel by name; a created flow keeps its published number; agent ↔ flow cycle', async () => {
+      const engine = await shared.fresh();
+      await configureNamedNodes(engine, engine.a);
+      const exported = await exportOf(engine, engine.a.token);
+      const { bundle } = exported;
+      const text = JSON.stringify(exported);
+      assert.ok(!/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-|_id"/i.test(text), 'no ids: nodes name their items');
+      const parent = bundle.flows.find((f: any) => f.name === 'Parent');
+      const child = bundle.flows.find((f: any) => f.name === 'Child');
+      assert.deepEqual(
+        parent.config.nodes.slice(0, 2).map((n: any) => [n.id, n.flow, n.version, n.agent]),
+        [
+          ['sub', 'Child', 2, undefined],
+          ['ask', undefined, undefined, 'advisor'],
+        ],
+      );
+      assert.equal(parent.published_version, null);
+      assert.equal(child.published_version, 2);
+      assert.equal(bundle.agents[0].default_flow, 'Parent');
+
+      // A dry run into an empty realm plans every item (names the bundle creates resolve) and writes nothing.
+      const empty = await engine.newRealm('Empty named');
+      const preview = ok(await deploy(engine, empty.token, { bundle, dry_run: true }));
+      assert.deepEqual(
+        preview.changes.filter((c: any) => c.action === 'create').map((c: any) => `${c.section}/${c.name}`),
+        [
+          'agents/advisor',
+          'flows/Child',
+          'flows/Parent',
+          'flow_triggers/Child/Hourly',
+          'flow_triggers/Child/Order paid',
+          'flow_triggers/Child/Weekday mornings',
+        ],
+      );
+      assert.deepEqual(bundle.flow_triggers, [
+        {
+          flow: 'Child',
+          kind: 'schedule',
+          name: 'Hourly',
+          interval_seconds: 3600,
+          input: { query: 'tea' },
+          is_active: false,
+          agent: null,
+        },
+        {
+          flow: 'Child',
+          kind: 'event',
+          name: 'Order paid',
+          event: 'order.paid',
+          input: { query: 'mug' },
+          is_active: true,
+          agent: 'advisor',
+        },
+        {
+          flow: 'Child',
+          kind: 'schedule',
+          name: 'Weekday mornings',
+          cron: '0 9 * * 1-5',
+          time_zone: 'America/New_York',
+          input: {},
+          is_active: false,
+          agent: null,
+        },
+      ]);
+      assert.deepEqual((await exportOf(engine, empty.token)).bundle.flows, []);
+
+      const deployed = ok(await deploy(engine, empty.token, { bundle }));
+      assert.equal(deployed.applied, true);
+      assert.deepEqual(await exportOf(engine, empty.token), exported, 'the round trip reproduces the configuration');
+      // The target runs Child at the bundle's number, and Parent's nodes hold the target realm's own ids.
+      const flows = ok(await engine.call('GET', `${FLOWS}?limit=10`, { token: empty.token })).data;
+      const targetChild = flows.find((f: any) => f.name === 'Child');
+      const targetParent = flows.find((f: any) => f.name === 'Parent');
+      const versions = ok(
+        await engine.call('GET', `${FLOWS}/${targetChild.id}/versions?limit=10`, { token: empty.token }),
+      ).data;
+      assert.deepEqual(
+        versions.map((v: any) => [v.version, v.status]),
+        [[2, 'published']],
+      );
+      const stored = ok(await engine.call('GET', `${FLOWS}/${targetParent.id}`, { token: empty.token }));
+      const nodes = stored.config.nodes;
+      assert.equal(nodes[0].flow_id, targetChild.id);
+      const advisorId = nodes[1].agent_id;
+      assert.notEqual(advisorId, engine.a.identityId);
+      const agentConfig = ok(
+        await engine.call('GET', `/api/v1/runtime/agents/${advisorId}/config`, { token: empty.token }),
+      );
+      assert.equal(agentConfig.default_flow_id, targetParent.id);
+      const redeploy = ok(await deploy(engine, empty.token, { bundle }));
+      assert.equal(redeploy.applied, false, JSON.stringify(redeploy.changes));
+      const triggers = ok(await engine.call('GET', `${FLOWS}/${targetChild.id}/triggers`, { token: empty.token })).data;
+      assert.deepEqual(triggers.map((t: any) => [t.name, t.agent_id, t.next_run_at === null]).sort(), [
+        ['Hourly', null, false],
+        ['Order paid', advisorId, true],
+        ['Weekday mornings', null, false],
+      ]);
+
+      // Triggers: a dry run shows the changed field and the pruned trigger; the deploy then exports as the bundle.
+      const edited = structuredClone(bundle);
+      edited.flow_triggers = [{ ...bundle.flow_triggers[0], interval_seconds: 7200 }];
+      const diff = ok(await deploy(engine, empty.token, { bundle: edited, dry_run: true, prune: true }));
+      assert.deepEqual(
+        diff.changes.filter((c: any) => c.section === 'flow_triggers').map((c: any) => [c.name, c.action, c.fields]),
+        [
+          ['Child/Hourly', 'update', ['interval_seconds']],
+          ['Child/Order paid', 'delete', []],
+          ['Child/Weekday mornings', 'delete', []],
+        ],
+      );
+      assert.deepEqual((await exportOf(engine, empty.token)).bundle, bundle, 'a dry run writes nothing');
+      ok(await deploy(engine, empty.token, { bundle: edited, prune: true }));
+      assert.deepEqual((await exportOf(engine, empty.token)).bundle.flow_triggers, edited.flow_triggers);
+    });
+
+    test('named nodes: a missing agent or pinned version is a 400 naming the item; nothing is written', async () => {
+      const engine = await shared.fresh();
+      await configureNamedNodes(engine, engine.a);
+      const { bundle } = await exportOf(engine, engine.a.token);
+      // Realm B has no agent `advisor`: the flows alone do not deploy there (dry run or not).
+      const flowsOnly = { format: bundle.format, flows: bundle.flows };
+      for (const dry_run of [true, false]) {
+        const reply = await deploy(engine, engine.b.token, { bundle: flowsOnly, dry_run });
+        assert.equal(reply.status, 400, JSON.stringify(reply.body));
+        assert.match(reply.body.error.message, /^flows\/Parent: agents has no item "advisor"/);
+      }
+      // Triggers name their flow and agent in the token's realm only.
+      const triggersOnly = { format: bundle.format, flow_triggers: bundle.flow_triggers };
+      const orphan = await deploy(engine, engine.b.token, { bundle: triggersOnly });
+      assert.equal(orphan.status, 400, JSON.stringify(orphan.body));
+      assert.match(orphan.body.error.message, /^flow_triggers\/Child\/Hourly: flows has no item "Child"/);
+      // A pinned version the target does not have after the deploy (Child is created at v2 only).
+      const stale = structuredClone(bundle);
+      stale.flows.find((f: any) => f.name === 'Parent').config.nodes[0].version = 1;
+      const refused = await deploy(engine, engine.b.token, { bundle: stale });
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      assert.match(
+        refused.body.error.message,
+        /^flows\/Parent: node sub pins flow "Child" version 1, which is not a published version/,
+      );
+      const after = (await exportOf(engine, engine.b.token)).bundle;
+      assert.deepEqual([after.flows, after.agents], [[], []], 'a refused deploy leaves nothing behind');
+      // A node naming its item by id is not portable.
+      const byId = structuredClone(bundle);
+      const node = byId.flows.find((f: any) => f.name === 'Parent').config.nodes[1];
+      node.agent_id = engine.a.identityId;
+      delete node.agent;
+      const idRef = await deploy(engine, engine.a.token, { bundle: byId, dry_run: true });
+      assert.equal(idRef.status, 400, JSON.stringify(idRef.body));
+      assert.match(idRef.body.error.message, /^flows\/Parent: node ask \(specialist\) names another agent by its id/);
+      // Realm A is untouched by all of it.
+      assert.deepEqual((await exportOf(engine, engine.a.token)).bundle, bundle);
     });
   });
 }

@@ -442,6 +442,7 @@ for (const target of testDatabaseTargets()) {
         tool_servers: [],
         flows: [],
         agents: [],
+        flow_triggers: [],
         tool_routing: { rules: [] },
         flow_routing: { mode: 'automatic', compatibility_fallback: true, fallback_flow: null, canary_percentage: 0 },
         governance: { policy: null, quota: null },

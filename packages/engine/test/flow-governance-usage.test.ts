@@ -1,8 +1,10 @@
 // Durable flow executions under governance and usage: model steps are usage records priced from the provider and
 // charged to the realm quota (tokens, cost), tool steps count against the tool-call quota and are usage records;
 // a quota used up mid-execution stops it as a retryable failure before the refused step does anything; the pinned
-// policy version's allowed_actions decides the output; REST and public-endpoint tool calls are usage records; a
-// quota threshold sends `usage.threshold_reached` once per threshold and window through the outbox.
+// policy version's allowed_actions decides the output and its allowed_provider_types refuses model steps; a chat
+// turn is one request of the quota on every path; REST and public-endpoint tool calls are usage records (an MCP
+// error result a failed one); a quota threshold sends `usage.threshold_reached` once per threshold and window
+// through the outbox.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createOutboxWorker } from '@keel/core';
@@ -96,9 +98,55 @@ const lookup = (id: string, next: string, extra: Record<string, unknown> = {}) =
   ...extra,
 });
 
+/** An ai_decision node `route` (is it a stock question?) whose every branch goes to `next`. */
+const stockDecision = (next: string) => ({
+  id: 'route',
+  type: 'ai_decision',
+  instructions: 'Does the shopper ask about stock?',
+  choices: [
+    { key: 'look', description: 'Stock question' },
+    { key: 'other', description: 'Anything else' },
+  ],
+  minimum_confidence: 0.5,
+  fallback_choice: 'other',
+  branches: { look: next, other: next },
+});
+
+/** Creates and activates a policy version with these rules. */
+async function activatePolicy(engine: RuntimeUnderTest, name: string, rules: Record<string, unknown>) {
+  const created = await engine.call('POST', `${G}/policies`, { token: engine.a.token, body: { name, rules } });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const activated = await engine.call('POST', `${G}/policies/${created.body.id}/activate`, { token: engine.a.token });
+  assert.equal(activated.status, 200, JSON.stringify(activated.body));
+}
+
+/** Queues an execution (no compensation, no retries) for a worker the test runs itself. */
+async function queueExecution(engine: RuntimeUnderTest, body: Record<string, unknown>): Promise<string> {
+  const created = await engine.call('POST', EXECUTIONS, {
+    token: engine.a.token,
+    body: { ...body, compensate_on_failure: false, max_retries: 0 },
+  });
+  assert.equal(created.status, 202, JSON.stringify(created.body));
+  return created.body.id as string;
+}
+
 for (const target of testDatabaseTargets()) {
   describe(`durable flows: quotas, policy and usage (${target.dialect})`, () => {
     const shared = sharedRuntime(target, { env: { ENGINE_TOOL_PROBE_INTERVAL_SECONDS: '0' } });
+
+    /** A fresh realm whose agent has the stock server, and an active flow of one lookup step `one`. */
+    const lookupFlow = async (t: Context & Parameters<typeof startUpstream>[0]) => {
+      const engine = await shared.fresh();
+      const token = engine.a.token;
+      const a = await agentWithTools(engine, t);
+      const flowId = await activeFlow(
+        engine,
+        token,
+        [lookup('one', 'done'), { id: 'done', type: 'output', action: 'DATA_RESULT', data: { var: 'vars.one' } }],
+        { tools: { lookup_stock: { ok: true } } },
+      );
+      return { engine, token, a, flowId };
+    };
 
     test('model and tool steps are usage records written with their step, priced from the provider, and charged to the quota', async (t) => {
       const engine = await shared.fresh();
@@ -109,18 +157,7 @@ for (const target of testDatabaseTargets()) {
         engine,
         token,
         [
-          {
-            id: 'route',
-            type: 'ai_decision',
-            instructions: 'Does the shopper ask about stock?',
-            choices: [
-              { key: 'look', description: 'Stock question' },
-              { key: 'other', description: 'Anything else' },
-            ],
-            minimum_confidence: 0.5,
-            fallback_choice: 'other',
-            branches: { look: 'lookup', other: 'lookup' },
-          },
+          stockDecision('lookup'),
           lookup('lookup', 'answer'),
           { id: 'answer', type: 'ai', instructions: 'Answer briefly', next: 'done' },
           { id: 'done', type: 'output', action: 'RESPOND', content: { var: 'vars.answer' } },
@@ -262,15 +299,7 @@ for (const target of testDatabaseTargets()) {
     });
 
     test('the calls of a tool step that failed are usage records too, written with the final state', async (t) => {
-      const engine = await shared.fresh();
-      const token = engine.a.token;
-      const a = await agentWithTools(engine, t);
-      const flowId = await activeFlow(
-        engine,
-        token,
-        [lookup('one', 'done'), { id: 'done', type: 'output', action: 'DATA_RESULT', data: { var: 'vars.one' } }],
-        { tools: { lookup_stock: { ok: true } } },
-      );
+      const { engine, token, a, flowId } = await lookupFlow(t);
       a.server.state.failCalls = 503;
       const run = await execute(engine, flowId, a.agentId);
       assert.ok(['retryable_failure', 'terminal_failure'].includes(run.body.state), JSON.stringify(run.body));
@@ -290,23 +319,9 @@ for (const target of testDatabaseTargets()) {
       const flowId = await activeFlow(engine, token, [
         { id: 'done', type: 'output', action: 'RESPOND', content: 'Hello' },
       ]);
-      const activate = async (actions: string[]) => {
-        const created = await engine.call('POST', `${G}/policies`, {
-          token,
-          body: { name: `Only ${actions.join(' ')}`, rules: { allowed_actions: actions } },
-        });
-        assert.equal(created.status, 201, JSON.stringify(created.body));
-        const activated = await engine.call('POST', `${G}/policies/${created.body.id}/activate`, { token });
-        assert.equal(activated.status, 200, JSON.stringify(activated.body));
-      };
-      const queue = async () => {
-        const created = await engine.call('POST', EXECUTIONS, {
-          token,
-          body: { flow_id: flowId, compensate_on_failure: false, max_retries: 0 },
-        });
-        assert.equal(created.status, 202, JSON.stringify(created.body));
-        return created.body.id as string;
-      };
+      const activate = (actions: string[]) =>
+        activatePolicy(engine, `Only ${actions.join(' ')}`, { allowed_actions: actions });
+      const queue = () => queueExecution(engine, { flow_id: flowId });
       await activate(['DATA_RESULT']);
       const forbidden = await queue();
       await activate(['RESPOND']);
@@ -327,6 +342,162 @@ for (const target of testDatabaseTargets()) {
       assert.equal(kept.state, 'succeeded', JSON.stringify(kept));
       assert.equal(kept.action.type, 'RESPOND');
       assert.equal(kept.action.content, 'Hello');
+    });
+
+    test('a chat turn is one request of the realm quota: answered directly, through a flow synchronously or queued', async (t) => {
+      const N = 3;
+      for (const path of ['direct', 'flow sync', 'flow async'] as const) {
+        const engine = await shared.fresh();
+        const token = engine.a.token;
+        const a = await agentWithTools(engine, t);
+        const flowId = await activeFlow(engine, token, [
+          { id: 'done', type: 'output', action: 'RESPOND', content: 'Hello' },
+        ]);
+        await putQuota(engine, { max_requests: N });
+        const turn = () =>
+          path === 'direct'
+            ? engine.call('POST', '/api/v1/runtime/ai/chat', {
+                token,
+                body: { agent_id: a.agentId, messages: [{ role: 'user', content: 'hi' }] },
+              })
+            : path === 'flow sync'
+              ? engine.call('POST', '/api/v1/runtime/ai/chat', {
+                  token,
+                  body: { agent_id: a.agentId, flow_id: flowId, messages: [{ role: 'user', content: 'hi' }] },
+                })
+              : engine.call('POST', '/api/v1/runtime/execute', {
+                  token,
+                  body: { agent_id: a.agentId, flow_id: flowId, mode: 'async', input: { message: 'hi' } },
+                });
+        for (let i = 1; i <= N; i++) {
+          const passed = await turn();
+          assert.equal(
+            passed.status,
+            path === 'flow async' ? 202 : 200,
+            `${path} #${i}: ${JSON.stringify(passed.body)}`,
+          );
+          if (path !== 'flow async')
+            assert.equal(passed.body.flow_id, path === 'direct' ? null : flowId, `${path} #${i}`);
+        }
+        const refused = await turn();
+        assert.equal(refused.status, 429, `${path}: ${JSON.stringify(refused.body)}`);
+        assert.equal(refused.body.error.code, 'GOVERNANCE_QUOTA_EXCEEDED');
+        assert.match(refused.body.error.message, new RegExp(`requests per 3600 s is used up \\(${N} of ${N}\\)`));
+        assert.ok(Number(refused.headers['retry-after']) >= 1);
+        // N turns and the refused one, each counted once.
+        const snapshot = await engine.call('GET', G, { token });
+        assert.equal(snapshot.body.quota.usage.requests, N + 1, path);
+      }
+    });
+
+    test('model steps (ai, ai_decision, specialist) are refused a provider type the pinned policy version does not allow, calling nothing', async (t) => {
+      const engine = await shared.fresh();
+      const token = engine.a.token;
+      const a = await agentWithTools(engine, t);
+      const flows = {
+        answer: await activeFlow(
+          engine,
+          token,
+          [
+            { id: 'answer', type: 'ai', instructions: 'Answer briefly', next: 'done', on_error: 'fallback' },
+            { id: 'done', type: 'output', action: 'RESPOND', content: { var: 'vars.answer' } },
+            { id: 'fallback', type: 'output', action: 'RESPOND', content: 'fallback' },
+          ],
+          { generate: { answer: 'In stock.' } },
+        ),
+        route: await activeFlow(
+          engine,
+          token,
+          [stockDecision('done'), { id: 'done', type: 'output', action: 'RESPOND', content: 'Routed' }],
+          { decisions: { route: { choice: 'look', confidence: 0.9 } } },
+        ),
+        expert: await activeFlow(
+          engine,
+          token,
+          [
+            { id: 'expert', type: 'specialist', agent_id: a.agentId, instructions: 'Advise', next: 'done' },
+            { id: 'done', type: 'output', action: 'RESPOND', content: { var: 'vars.expert' } },
+          ],
+          { specialists: { expert: 'Advice.' } },
+        ),
+      };
+      const queue = (flowId: string) => queueExecution(engine, { flow_id: flowId, agent_id: a.agentId });
+      // Queued before the policy: no policy pinned, so every provider type serves.
+      const before = await queue(flows.answer);
+      await activatePolicy(engine, 'Bedrock only', { allowed_provider_types: ['bedrock'] });
+      const after = {
+        answer: await queue(flows.answer),
+        route: await queue(flows.route),
+        expert: await queue(flows.expert),
+      };
+
+      const worker = createExecutionWorker(engine.runtime, { concurrency: 1, leaseMs: 3000, pollMs: 50 });
+      t.after(() => worker.stop());
+      // A refused step is a failure like a chat turn's refusal (same code, not retried): the node's on_error takes it.
+      assert.ok(await worker.runOne(after.answer), 'the worker ran it');
+      const handled = (await engine.call('GET', `${EXECUTIONS}/${after.answer}`, { token })).body;
+      assert.equal(handled.state, 'succeeded', JSON.stringify(handled));
+      assert.equal(handled.action.content, 'fallback');
+      const events = await engine.call('GET', `${EXECUTIONS}/${after.answer}/events`, { token });
+      assert.ok(
+        events.body.data.some((e: any) => e.type === 'step.done' && e.data.key === 'fallback#1'),
+        JSON.stringify(events.body.data),
+      );
+      // Without on_error the execution fails with the refusal.
+      for (const node of ['route', 'expert'] as const) {
+        assert.ok(await worker.runOne(after[node]), 'the worker ran it');
+        const refused = (await engine.call('GET', `${EXECUTIONS}/${after[node]}`, { token })).body;
+        assert.equal(refused.state, 'terminal_failure', `${node}: ${JSON.stringify(refused)}`);
+        assert.equal(refused.error.code, 'GOVERNANCE_POLICY_DENIED', node);
+        assert.equal(refused.error.node_id, node);
+        assert.match(refused.error.message, /openai_compatible is not allowed by the realm policy \(version 1\)/);
+        assert.equal(refused.action.type, 'ERROR');
+        assert.equal(refused.action.data.code, 'GOVERNANCE_POLICY_DENIED');
+      }
+      assert.equal(a.upstream.calls.length, 0, 'no refused step called the provider');
+      const usage = await engine.call('GET', '/api/v1/usages', { token });
+      assert.equal(usage.body.data.length, 0);
+
+      // The execution queued before the activation keeps its (empty) pin and is served.
+      assert.ok(await worker.runOne(before), 'the worker ran it');
+      const served = (await engine.call('GET', `${EXECUTIONS}/${before}`, { token })).body;
+      assert.equal(served.state, 'succeeded', JSON.stringify(served));
+      assert.equal(served.action.content, 'In stock.');
+      assert.equal(a.upstream.calls.length, 1);
+    });
+
+    test('an MCP error result (isError) is a failed call in usage: flow tool steps and REST tool calls alike', async (t) => {
+      const { engine, token, a, flowId } = await lookupFlow(t);
+      // The server no longer knows the tool: it answers every call with an `isError` result.
+      a.server.state.tools = [];
+      const run = await execute(engine, flowId, a.agentId);
+      assert.equal(run.body.state, 'terminal_failure', JSON.stringify(run.body));
+      assert.equal(run.body.error.code, 'TOOL_RESULT_ERROR');
+      // Every REST way of calling the tool answers 200 with the error result, and records a failed call.
+      const lookupOf = (sku: string) => ({ tool_name: 'lookup_stock', arguments: { sku } });
+      const calls: [string, Record<string, unknown>][] = [
+        ['tools/execute', lookupOf('M-1')],
+        ['tools/execute-parallel', { calls: [lookupOf('M-2')] }],
+        ['tools/aggregate', lookupOf('M-3')],
+        ['proxy', { server_id: a.serverId, ...lookupOf('M-4') }],
+      ];
+      for (const [path, body] of calls) {
+        const called = await engine.call('POST', `/api/v1/runtime/mcp/${path}`, { token, body });
+        assert.equal(called.status, 200, `${path}: ${JSON.stringify(called.body)}`);
+        if (path === 'tools/execute') assert.equal(called.body.result.is_error, true);
+      }
+      assert.equal(a.server.calls.length, 5);
+      const usage = await engine.call('GET', '/api/v1/usages?type=tool', { token });
+      assert.deepEqual(usage.body.data.map((r: any) => [r.source, r.name, r.status]).sort(), [
+        ['flow', 'lookup_stock', 'failed'],
+        ['tools', 'lookup_stock', 'failed'],
+        ['tools', 'lookup_stock', 'failed'],
+        ['tools', 'lookup_stock', 'failed'],
+        ['tools', 'lookup_stock', 'failed'],
+      ]);
+      const flowRecord = usage.body.data.find((r: any) => r.source === 'flow');
+      assert.equal(flowRecord.flow_execution_id, run.body.id);
+      assert.equal(flowRecord.step_key, 'one#1');
     });
 
     test('REST tool calls (execute, execute-parallel, aggregate, proxy) are usage records of source tools; a refused call is none', async (t) => {

@@ -47,9 +47,12 @@ for (const target of testDatabaseTargets()) {
     }
 
     const triggers = (flowId: string) => `/api/v1/runtime/flows/${flowId}/triggers`;
-    const executionsOf = async (engine: RuntimeUnderTest, flowId: string) =>
-      (await engine.call('GET', `/api/v1/runtime/executions?flow_id=${flowId}&limit=100`, { token: engine.a.token }))
-        .body.data as { id: string; state: string; input: Record<string, unknown> }[];
+    const executionsOf = async (engine: RuntimeUnderTest, flowId: string, token = engine.a.token) =>
+      (await engine.call('GET', `/api/v1/runtime/executions?flow_id=${flowId}&limit=100`, { token })).body.data as {
+        id: string;
+        state: string;
+        input: Record<string, unknown>;
+      }[];
 
     test('create, list and delete; bad bodies, foreign realms and roles', async () => {
       const { engine, flow, token } = await setup();
@@ -231,6 +234,101 @@ for (const target of testDatabaseTargets()) {
       await fireDueSchedules(engine.runtime);
       await fireDueSchedules(engine.runtime);
       assert.equal((await executionsOf(engine, flow.id)).length, 3);
+    });
+
+    test('cron schedules: bounded expressions, IANA zones, one execution per slot, next slot shown', async () => {
+      const { engine, flow, token } = await setup();
+      for (const [body, pattern] of [
+        [{ cron: '* * * * * *' }, /seconds field is not supported/],
+        [{ cron: '@secondly' }, /macros are/],
+        [{ cron: 'H * * * *' }, /not a standard cron field/],
+        [{ cron: '0 9 * *' }, /needs 5 fields/],
+        [{ cron: '61 * * * *' }, /expected range 0-59/],
+        [{ cron: '0 0 30 2 *' }, /day of month/],
+        [{ cron: `0 0 * * * ${'1'.repeat(120)}` }, /cron/],
+        [{ cron: '0 9 * * *', time_zone: 'Mars/Olympus_Mons' }, /not an IANA time zone/],
+        [{ cron: '0 9 * * *', time_zone: '+02:00' }, /not an IANA time zone/],
+        [{ cron: '0 9 * * *', interval_seconds: 3600 }, /either interval_seconds or cron/],
+        [{ interval_seconds: 3600, time_zone: 'UTC' }, /time_zone is for cron/],
+      ] as const) {
+        const bad = await engine.call('POST', triggers(flow.id), {
+          token,
+          body: { kind: 'schedule', name: 'Bad', ...body },
+        });
+        assert.equal(bad.status, 400, `${JSON.stringify(body)}: ${JSON.stringify(bad.body)}`);
+        assert.match(bad.body.error.message, pattern);
+      }
+      const onEvent = await engine.call('POST', triggers(flow.id), {
+        token,
+        body: { kind: 'event', name: 'Bad', cron: '0 9 * * *' },
+      });
+      assert.equal(onEvent.status, 400);
+      assert.match(onEvent.body.error.message, /cron is for schedule triggers/);
+
+      // A weekday-morning schedule in New York: next_run_at is the next 09:00 there (a Monday–Friday).
+      const morning = await engine.call('POST', triggers(flow.id), {
+        token,
+        body: {
+          kind: 'schedule',
+          name: 'Mornings',
+          cron: '0 9 * * MON-FRI',
+          time_zone: 'America/New_York',
+          input: { order: 'M-1' },
+        },
+      });
+      assert.equal(morning.status, 201, JSON.stringify(morning.body));
+      assert.equal(morning.body.cron, '0 9 * * MON-FRI');
+      assert.equal(morning.body.time_zone, 'America/New_York');
+      assert.equal(morning.body.interval_seconds, null);
+      const local = new Intl.DateTimeFormat('en-US', {
+        timeZone: 'America/New_York',
+        weekday: 'short',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      }).format(new Date(morning.body.next_run_at));
+      assert.match(local, /^(Mon|Tue|Wed|Thu|Fri),? 09:00$/);
+      const ahead = Date.parse(morning.body.next_run_at) - engine.runtime.clock();
+      assert.ok(ahead > 0 && ahead <= 4 * 24 * 3600_000, `next slot ${morning.body.next_run_at}`);
+      // Macros normalize; the zone defaults to UTC.
+      const hourly = await engine.call('POST', triggers(flow.id), {
+        token,
+        body: { kind: 'schedule', name: 'Hourly', cron: '@HOURLY', input: { order: 'H-1' }, is_active: false },
+      });
+      assert.equal(hourly.status, 201);
+      assert.deepEqual([hourly.body.cron, hourly.body.time_zone], ['@hourly', 'UTC']);
+      assert.equal(new Date(hourly.body.next_run_at).getUTCMinutes(), 0);
+
+      // Every five minutes (UTC): due slots fire once across concurrent instances, then move to the next mark.
+      const five = (
+        await engine.call('POST', triggers(flow.id), {
+          token,
+          body: { kind: 'schedule', name: 'Five', cron: '*/5 * * * *', input: { order: 'C-1' } },
+        })
+      ).body;
+      const firstSlot = Date.parse(five.next_run_at);
+      assert.equal(firstSlot % 300_000, 0);
+      assert.ok(firstSlot > engine.runtime.clock() && firstSlot <= engine.runtime.clock() + 300_000);
+      let reader = token;
+      const fiveRuns = async () =>
+        (await executionsOf(engine, flow.id, reader)).filter((e) => e.input.order === 'C-1').length;
+      await Promise.all(Array.from({ length: 3 }, () => fireDueSchedules(engine.runtime)));
+      assert.equal(await fiveRuns(), 0, 'not due yet');
+      engine.advance(firstSlot - engine.runtime.clock() + 1000);
+      await Promise.all(Array.from({ length: 5 }, () => fireDueSchedules(engine.runtime)));
+      assert.equal(await fiveRuns(), 1);
+      const listed = async () =>
+        (await engine.call('GET', `${triggers(flow.id)}?limit=10`, { token: reader })).body.data.find(
+          (t: { id: string }) => t.id === five.id,
+        );
+      assert.equal(Date.parse((await listed()).next_run_at), firstSlot + 300_000);
+      // Twelve minutes without any instance: the missed slots are coalesced into one run, the next slot is after now.
+      engine.advance(12 * 60_000);
+      reader = (await engine.exchange(engine.a.accessKey, engine.a.secretKey)).body.access_token;
+      await Promise.all(Array.from({ length: 3 }, () => fireDueSchedules(engine.runtime)));
+      assert.equal(await fiveRuns(), 2);
+      const next = Date.parse((await listed()).next_run_at);
+      assert.ok(next > engine.runtime.clock() && next <= engine.runtime.clock() + 300_000 && next % 300_000 === 0);
     });
 
     test('schedules fire on time with the scheduler loop running in two instances', async () => {

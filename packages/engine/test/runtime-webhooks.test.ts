@@ -2,8 +2,9 @@
 // through the engine's one outbox with Standard Webhooks signatures (verified with the `standardwebhooks`
 // package), retries with a stable webhook-id, the delivery log, roles, realm isolation, limits, deletion.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { createOutboxWorker } from '@keel/core';
+import { createOutboxWorker, parseTraceparent } from '@keel/core';
 import { Webhook } from 'standardwebhooks';
 import { createExecutionWorker } from '../src/executions/execution-worker.ts';
 import { newId } from '../src/ids.ts';
@@ -34,6 +35,17 @@ function startWorker(t: { after(fn: () => Promise<void>): void }, engine: Runtim
   worker.start();
   t.after(() => worker.stop());
   return worker;
+}
+
+/** An in-process execution worker for the engine under test, stopped and unregistered after the test. */
+function startExecutions(t: { after(fn: () => Promise<void>): void }, engine: RuntimeUnderTest) {
+  const executions = createExecutionWorker(engine.runtime, { concurrency: 2, leaseMs: 3000, pollMs: 50 });
+  engine.runtime.extensions.executions = executions;
+  executions.start();
+  t.after(async () => {
+    await executions.stop();
+    engine.runtime.extensions.executions = undefined;
+  });
 }
 
 for (const target of testDatabaseTargets()) {
@@ -99,16 +111,99 @@ for (const target of testDatabaseTargets()) {
       assert.equal(delivered.log[0].status_code, 200);
     });
 
+    test('deliveries continue the originating trace: traceparent to the receiver, the delivery in the timeline', async (t) => {
+      const engine = await shared.fresh();
+      startWorker(t, engine);
+      // The first attempt of each message fails (503): its retry continues the same trace too.
+      const receiver = await startReceiver(t, (received) =>
+        receiver.received.filter((r) => r.headers['webhook-id'] === received.headers['webhook-id']).length === 1
+          ? 503
+          : 200,
+      );
+      const upstream = await startUpstream(t, () => ({ content: 'We have 4 mugs.' }));
+      const ids = await setupAgent(engine, engine.a, upstream.url);
+      const token = engine.a.token;
+      await engine.call('POST', HOOKS, { token, body: { url: receiver.url, events: ['*'] } });
+      startExecutions(t, engine);
+      const flow = await publishedFlow(engine, token, 'Traced', [
+        { id: 'done', type: 'output', action: 'RESPOND', content: 'Done' },
+      ]);
+      const newTrace = () => randomBytes(16).toString('hex');
+      const header = (trace: string) => ({ traceparent: `00-${trace}-${randomBytes(8).toString('hex')}-01` });
+
+      // Concurrent chat turns (one group commit on SQLite), each in its own trace, and an async flow execution
+      // whose event is queued later by the execution worker.
+      const turnTraces = [newTrace(), newTrace(), newTrace()];
+      const turns = await Promise.all(
+        turnTraces.map((trace) =>
+          engine.call('POST', '/api/v1/runtime/ai/chat', {
+            token,
+            headers: header(trace),
+            body: { agent_id: ids.agentId, messages: [{ role: 'user', content: 'Do you have mugs?' }] },
+          }),
+        ),
+      );
+      for (const [i, turn] of turns.entries()) {
+        assert.equal(turn.status, 200, JSON.stringify(turn.body));
+        assert.equal(turn.body.trace_id, turnTraces[i]);
+      }
+      const flowTrace = newTrace();
+      const queued = await engine.call('POST', '/api/v1/runtime/executions', {
+        token,
+        headers: header(flowTrace),
+        body: { flow_id: flow.id, input: {} },
+      });
+      assert.equal(queued.status, 202, JSON.stringify(queued.body));
+      const delivered = () => receiver.received.filter((r) => r.body.type !== 'flow_execution.started');
+      const deliveredOf = (type: string, executionId: string) =>
+        delivered().filter((r) => r.body.type === type && r.body.data.execution_id === executionId);
+      await until(
+        () =>
+          turns.every((turn) => deliveredOf('execution.succeeded', turn.body.execution_id).length === 2) &&
+          deliveredOf('flow_execution.succeeded', queued.body.id).length === 2,
+        15_000,
+      );
+      const traceOf = (r: { headers: Record<string, unknown> }) => parseTraceparent(String(r.headers.traceparent));
+      for (const [i, turn] of turns.entries()) {
+        const attempts = deliveredOf('execution.succeeded', turn.body.execution_id);
+        for (const attempt of attempts) assert.equal(traceOf(attempt)?.traceId, turnTraces[i]);
+        assert.notEqual(traceOf(attempts[0]!)?.spanId, traceOf(attempts[1]!)?.spanId, 'one span per attempt');
+      }
+      for (const attempt of deliveredOf('flow_execution.succeeded', queued.body.id))
+        assert.equal(traceOf(attempt)?.traceId, flowTrace);
+
+      // The origin's timeline shows both delivery attempts, children of the chat request, with their answers.
+      const [trace] = turnTraces;
+      const attempts = deliveredOf('execution.succeeded', turns[0]!.body.execution_id);
+      let events: { kind: string; span_id: string; parent_span_id: string; status_code: number; failed: boolean }[] =
+        [];
+      await until(async () => {
+        const timeline = await engine.call('GET', `/api/v1/observability/traces/${trace}`, { token });
+        events = timeline.body.events ?? [];
+        return events.filter((e) => e.kind === 'webhook_delivery').length === 2;
+      });
+      const request = events.find((e) => e.kind === 'request')!;
+      const deliveries = events.filter((e) => e.kind === 'webhook_delivery');
+      assert.deepEqual(
+        deliveries.map((e) => e.span_id).sort(),
+        attempts.map((a) => traceOf(a)!.spanId).sort(),
+        'the timeline records the spans whose traceparent the receiver got',
+      );
+      for (const delivery of deliveries) assert.equal(delivery.parent_span_id, request.span_id);
+      assert.deepEqual(deliveries.map((e) => e.status_code).sort(), [200, 503]);
+      assert.deepEqual(deliveries.map((e) => e.failed).sort(), [false, true]);
+      // Another realm never sees it.
+      const foreign = await engine.call('GET', `/api/v1/observability/traces/${trace}`, { token: engine.b.token });
+      assert.equal(foreign.status, 404);
+    });
+
     test('retries keep the webhook-id; flow executions send their state; deletion stops deliveries', async (t) => {
       const engine = await shared.fresh();
       startWorker(t, engine);
       const receiver = await startReceiver(t, (_received, count) => (count === 1 ? 503 : 200));
       const token = engine.a.token;
       const hook = (await engine.call('POST', HOOKS, { token, body: { url: receiver.url, events: ['*'] } })).body;
-      const executions = createExecutionWorker(engine.runtime, { concurrency: 2, leaseMs: 3000, pollMs: 50 });
-      engine.runtime.extensions.executions = executions;
-      executions.start();
-      t.after(() => executions.stop());
+      startExecutions(t, engine);
       const flow = await publishedFlow(engine, token, 'Notify', [
         { id: 'done', type: 'output', action: 'RESPOND', content: 'Done' },
       ]);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { findCycle } from '../src/graph/cycle.ts';
-import { buildGeo, call, testDatabaseTargets } from './helper.ts';
+import { call, testDatabaseTargets } from './helper.ts';
+import { sharedGeo } from './measure-suite.ts';
 
 test('findCycle finds a cycle and reports it closed, and accepts a DAG', () => {
   assert.equal(findCycle(3, [[1], [2], []]), undefined);
@@ -14,11 +15,13 @@ test('findCycle finds a cycle and reports it closed, and accepts a DAG', () => {
 
 for (const target of testDatabaseTargets()) {
   describe(`target graph (${target.dialect})`, () => {
+    // One app for the suite; each test works with two new tenants of its own.
+    const freshGeo = sharedGeo(target);
     const post = (app: any, key: string, idem: string, body: unknown) =>
       call(app, 'POST', '/api/v1/geo/target-graph', { key, body, headers: { 'idempotency-key': idem } });
 
-    test('import, read back, replay with the same key, 409 with a different body', async (t) => {
-      const { app, a } = await buildGeo(t, target);
+    test('import, read back, replay with the same key, 409 with a different body', async () => {
+      const { app, a } = await freshGeo();
       const body = {
         operation: 'import',
         workspaceId: a.workspaceId,
@@ -76,8 +79,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(otherTenant.status, 200, 'the second workspace of the same tenant is fine');
     });
 
-    test('a cyclic graph is a 422 naming the cycle, and nothing is written', async (t) => {
-      const { app, a } = await buildGeo(t, target);
+    test('a cyclic graph is a 422 naming the cycle, and nothing is written', async () => {
+      const { app, a } = await freshGeo();
       const cyclic = await post(app, a.keys.write, 'cyc-1', {
         operation: 'import',
         workspaceId: a.workspaceId,
@@ -134,8 +137,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(selfLoop.status, 422);
     });
 
-    test('merge folds duplicates into the canonical target, re-points relations, keeps aliases; a merge that closes a cycle is a 422', async (t) => {
-      const { app, a } = await buildGeo(t, target);
+    test('merge folds duplicates into the canonical target, re-points relations, keeps aliases; a merge that closes a cycle is a 422', async () => {
+      const { app, a } = await freshGeo();
       await post(app, a.keys.write, 'm-0', {
         operation: 'import',
         workspaceId: a.workspaceId,
@@ -219,8 +222,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(cycle.body.error.code, 'GEO_GRAPH_CYCLE');
     });
 
-    test('two concurrent first uses of one Idempotency-Key apply one mutation', async (t) => {
-      const { app, a } = await buildGeo(t, target);
+    test('two concurrent first uses of one Idempotency-Key apply one mutation', async () => {
+      const { app, a } = await freshGeo();
       const body = {
         operation: 'import',
         workspaceId: a.workspaceId,
@@ -247,8 +250,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(graph.body.history.length, 1);
     });
 
-    test("another tenant's workspace is denied like a missing one, on read and write", async (t) => {
-      const { app, a, b } = await buildGeo(t, target);
+    test("another tenant's workspace is denied like a missing one, on read and write", async () => {
+      const { app, a, b } = await freshGeo();
       const read = await call(app, 'GET', `/api/v1/geo/target-graph?workspaceId=${b.workspaceId}`, {
         key: a.keys.admin,
       });

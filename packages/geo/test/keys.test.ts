@@ -2,11 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sha256Hex } from '@keel/core';
 import { buildGeo, call, testDatabaseTargets } from './helper.ts';
+import { sharedGeo } from './measure-suite.ts';
 
 for (const target of testDatabaseTargets()) {
   describe(`tenancy and keys (${target.dialect})`, () => {
-    test('keys are stored only as SHA-256 hashes and accepted as Bearer or x-api-key', async (t) => {
-      const { app, db, a } = await buildGeo(t, target);
+    // One app for the suite, two new tenants per test; the test that moves the clock builds its own.
+    const freshGeo = sharedGeo(target);
+
+    test('keys are stored only as SHA-256 hashes and accepted as Bearer or x-api-key', async () => {
+      const { app, db, a } = await freshGeo();
       const rows = await db
         .selectFrom('api_key')
         .select(['key_hash', 'display_prefix'])
@@ -31,8 +35,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal((await call(app, 'GET', url, { key: `${a.keys.read}x` })).status, 401);
     });
 
-    test('a missing permission is a 403 naming it', async (t) => {
-      const { app, a } = await buildGeo(t, target);
+    test('a missing permission is a 403 naming it', async () => {
+      const { app, a } = await freshGeo();
       const response = await call(app, 'GET', `/api/v1/geo/analytics?workspaceId=${a.workspaceId}&dataset=metrics`, {
         key: a.keys.signals,
       });
@@ -41,8 +45,8 @@ for (const target of testDatabaseTargets()) {
       assert.match(response.body.error.message, /geo:read/);
     });
 
-    test("another tenant's workspace gets exactly the same answer as a workspace that does not exist", async (t) => {
-      const { app, a, b } = await buildGeo(t, target);
+    test("another tenant's workspace gets exactly the same answer as a workspace that does not exist", async () => {
+      const { app, a, b } = await freshGeo();
       const other = await call(app, 'GET', `/api/v1/geo/analytics?workspaceId=${b.workspaceId}&dataset=metrics`, {
         key: a.keys.admin,
       });
@@ -144,8 +148,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(listed.body.items.find((k: { id: string }) => k.id === soon.body.id).status, 'expired');
     });
 
-    test('only a tenant-scoped key with every permission manages keys, and never grants more than it holds', async (t) => {
-      const { app, a } = await buildGeo(t, target);
+    test('only a tenant-scoped key with every permission manages keys, and never grants more than it holds', async () => {
+      const { app, a } = await freshGeo();
       const denied = await call(app, 'GET', '/api/v1/geo/keys', { key: a.keys.write });
       assert.equal(denied.status, 403);
       assert.equal(denied.body.error.code, 'GEO_TENANT_SCOPE_REQUIRED');

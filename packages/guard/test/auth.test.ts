@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { readGuardConfig } from '../src/config.ts';
-import { buildGuard, testDatabaseTargets } from './helper.ts';
+import { buildGuard, sharedGuard, testDatabaseTargets } from './helper.ts';
 
 const AUTH = {
   AUTH_ENABLED: 'true',
@@ -13,14 +13,17 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const [target] = testDatabaseTargets();
 
 describe('authentication', () => {
+  // One app with AUTH for the tests that only read (and reload caches); the other configurations get their own.
+  const withAuth = sharedGuard(target!, AUTH);
+
   test('AUTH_ENABLED defaults to false: endpoints are open', async (t) => {
     const { app } = await buildGuard(t, target!);
     assert.equal((await app.inject({ method: 'POST', url: '/detect', payload: { text: 'x' } })).statusCode, 200);
     assert.equal((await app.inject({ method: 'GET', url: '/patterns' })).statusCode, 200);
   });
 
-  test('a missing or unknown token is a 401 with WWW-Authenticate; the body never says whether the route exists', async (t) => {
-    const { app } = await buildGuard(t, target!, AUTH);
+  test('a missing or unknown token is a 401 with WWW-Authenticate; the body never says whether the route exists', async () => {
+    const { app } = withAuth();
     for (const headers of [
       {},
       bearer('nobody'),
@@ -36,8 +39,8 @@ describe('authentication', () => {
     assert.equal(unknownRoute.statusCode, 401);
   });
 
-  test('a token without the permission is a 403; with it, 200', async (t) => {
-    const { app } = await buildGuard(t, target!, AUTH);
+  test('a token without the permission is a 403; with it, 200', async () => {
+    const { app } = withAuth();
     const forbidden = await app.inject({ method: 'GET', url: '/patterns', headers: bearer('reader') });
     assert.equal(forbidden.statusCode, 403);
     assert.equal(forbidden.json().error.code, 'FORBIDDEN');
@@ -49,8 +52,8 @@ describe('authentication', () => {
     );
   });
 
-  test('a token name repeated with several permissions holds them all; * grants everything', async (t) => {
-    const { app } = await buildGuard(t, target!, AUTH);
+  test('a token name repeated with several permissions holds them all; * grants everything', async () => {
+    const { app } = withAuth();
     assert.equal((await app.inject({ method: 'GET', url: '/patterns', headers: bearer('ops') })).statusCode, 200);
     assert.equal((await app.inject({ method: 'POST', url: '/admin/reload', headers: bearer('ops') })).statusCode, 200);
     assert.equal((await app.inject({ method: 'GET', url: '/validators', headers: bearer('ops') })).statusCode, 403);
@@ -93,7 +96,7 @@ describe('authentication', () => {
   });
 
   test('public paths need no token; AUTH_PUBLIC_PATHS can change them', async (t) => {
-    const { app } = await buildGuard(t, target!, AUTH);
+    const { app } = withAuth();
     assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
     assert.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 200);
     assert.equal((await app.inject({ method: 'GET', url: '/openapi.json' })).statusCode, 200);
@@ -101,8 +104,8 @@ describe('authentication', () => {
     assert.equal((await custom.app.inject({ method: 'GET', url: '/ready' })).statusCode, 401);
   });
 
-  test('the legacy X-ADMIN-KEY is accepted by admin handlers only', async (t) => {
-    const { app } = await buildGuard(t, target!, AUTH);
+  test('the legacy X-ADMIN-KEY is accepted by admin handlers only', async () => {
+    const { app } = withAuth();
     const admin = { 'x-admin-key': 'legacy-admin-key' };
     assert.equal((await app.inject({ method: 'GET', url: '/patterns', headers: admin })).statusCode, 200);
     assert.equal((await app.inject({ method: 'POST', url: '/admin/reload', headers: admin })).statusCode, 200);

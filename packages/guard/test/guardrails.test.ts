@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildGuard, completion, detect, startFakeUpstream, testDatabaseTargets } from './helper.ts';
+import { buildGuard, completion, detect, sharedGuard, startFakeUpstream, testDatabaseTargets } from './helper.ts';
 
 for (const target of testDatabaseTargets()) {
   describe(`guardrails and expected_format (${target.dialect})`, () => {
-    test('built-in validators run by name, one result each, and a failure hard-blocks', async (t) => {
-      const { app } = await buildGuard(t, target);
+    // One app for the tests that store no validator; a test that stores one builds its own.
+    const readOnly = sharedGuard(target);
+
+    test('built-in validators run by name, one result each, and a failure hard-blocks', async () => {
+      const { app } = readOnly();
       const pass = await detect(app, { text: '{"ok": true}', guardrails: ['json', 'no_secrets'] });
       assert.deepEqual(pass.body.validator_results, [
         { name: 'json', type: 'VALIDATOR', passed: true, confidence_score: '1.00', decision_rule: 'DETERMINISTIC' },
@@ -24,8 +27,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(fail.body.message, 'Blocked due to failed guardrail: json');
     });
 
-    test('an unknown guardrail or format is a 400, not a silent pass', async (t) => {
-      const { app } = await buildGuard(t, target);
+    test('an unknown guardrail or format is a 400, not a silent pass', async () => {
+      const { app } = readOnly();
       const guardrail = await detect(app, { text: 'x', guardrails: ['nope'] });
       assert.equal(guardrail.status, 400);
       assert.equal(guardrail.body.error.code, 'GUARD_UNKNOWN_GUARDRAIL');
@@ -35,8 +38,8 @@ for (const target of testDatabaseTargets()) {
       assert.equal(format.body.error.code, 'GUARD_UNKNOWN_FORMAT');
     });
 
-    test('expected_format triggers the format validator it names', async (t) => {
-      const { app } = await buildGuard(t, target);
+    test('expected_format triggers the format validator it names', async () => {
+      const { app } = readOnly();
       const ok = await detect(app, { text: '  550e8400-e29b-41d4-a716-446655440000 ', expected_format: 'uuid' });
       assert.deepEqual(ok.body.validator_results, [
         { name: 'uuid', type: 'VALIDATOR', passed: true, confidence_score: '1.00', decision_rule: 'DETERMINISTIC' },

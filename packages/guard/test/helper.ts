@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TestContext } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
 import { type App, type Cache, createMemoryCache } from '@keel/core';
 import { openTestDatabase, reuseCompiledSchemas, type TestDatabaseTarget } from '@keel/core/testing';
 import type { Kysely } from 'kysely';
@@ -28,6 +28,35 @@ export async function buildGuard(
   env: Record<string, string> = {},
   options: { cache?: Cache; logStream?: NodeJS.WritableStream } = {},
 ): Promise<GuardUnderTest> {
+  const { guard, close } = await openGuard(target, env, options);
+  t.after(close);
+  return guard;
+}
+
+/**
+ * One guard app for every test of a describe block, built before its first test and closed after its last
+ * (building an app costs far more than most tests). Guard's patterns, lists and validators are global, not per
+ * tenant: only tests that write nothing another test could see share one; a test that writes keeps `buildGuard`.
+ */
+export function sharedGuard(target: TestDatabaseTarget, env: Record<string, string> = {}): () => GuardUnderTest {
+  let opened: Awaited<ReturnType<typeof openGuard>> | undefined;
+  before(async () => {
+    opened = await openGuard(target, env);
+  });
+  after(async () => {
+    await opened?.close();
+  });
+  return () => {
+    if (!opened) throw new Error('sharedGuard: call it inside a describe, and the returned function inside its tests');
+    return opened.guard;
+  };
+}
+
+async function openGuard(
+  target: TestDatabaseTarget,
+  env: Record<string, string>,
+  options: { cache?: Cache; logStream?: NodeJS.WritableStream } = {},
+): Promise<{ guard: GuardUnderTest; close(): Promise<void> }> {
   const config = readGuardConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', ...env });
   // On PostgreSQL the schema is emptied and kept for the next test instead of being migrated again.
   const database = await openTestDatabase<GuardDb>(target, 'guard', {
@@ -37,11 +66,11 @@ export async function buildGuard(
   const cache = options.cache ?? createMemoryCache();
   const { app, ctx } = await buildGuardApp({ config, db: database.db, cache, logStream: options.logStream });
   await app.ready();
-  t.after(async () => {
+  const close = async () => {
     await app.close();
     await database.close();
-  });
-  return { app, ctx, db: database.db, cache };
+  };
+  return { guard: { app, ctx, db: database.db, cache }, close };
 }
 
 /** POST /detect and return the parsed body (asserting nothing about the status). */

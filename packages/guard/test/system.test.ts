@@ -1,20 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createMemoryCache, openCache } from '@keel/core';
-import { buildGuard, testDatabaseTargets } from './helper.ts';
+import { buildGuard, sharedGuard, testDatabaseTargets } from './helper.ts';
 
 for (const target of testDatabaseTargets()) {
   describe(`health and readiness (${target.dialect})`, () => {
-    test('GET /healthz answers UP as text', async (t) => {
-      const { app } = await buildGuard(t, target);
+    // One app for the probes on the default configuration; the other cases build their own.
+    const probed = sharedGuard(target);
+
+    test('GET /healthz answers UP as text', async () => {
+      const { app } = probed();
       const response = await app.inject({ method: 'GET', url: '/healthz' });
       assert.equal(response.statusCode, 200);
       assert.equal(response.body, 'UP');
       assert.match(String(response.headers['content-type']), /^text\/plain/);
     });
 
-    test('GET /ready answers READY when the database and cache answer', async (t) => {
-      const { app } = await buildGuard(t, target);
+    test('GET /ready answers READY when the database and cache answer', async () => {
+      const { app } = probed();
       const response = await app.inject({ method: 'GET', url: '/ready' });
       assert.equal(response.statusCode, 200);
       assert.equal(response.body, 'READY');

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { dialectOf } from './dialect.ts';
 
@@ -113,7 +114,9 @@ export function createGroupCommit<DB>(db: Kysely<DB>, options: GroupCommitOption
   return {
     run<T>(work: (trx: Transaction<DB>) => Promise<T>, weight = 1): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        queue.push({ work, weight, resolve: resolve as (value: unknown) => void, reject });
+        // Each write runs in its caller's async context (AsyncLocalStorage: the request's trace span, its realm),
+        // not in the context of whichever write started the drain.
+        queue.push({ work: AsyncResource.bind(work), weight, resolve: resolve as (value: unknown) => void, reject });
         if (drains >= maxDrains) return;
         // node:sqlite answers synchronously, so a transaction never lets the event loop turn: start on the next
         // turn's check phase, after every request that arrived in this poll phase has queued its write.

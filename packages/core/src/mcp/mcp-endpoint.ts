@@ -6,6 +6,7 @@ import {
   isLegacyRequest,
   ProtocolError,
   Server,
+  SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -95,6 +96,12 @@ export interface McpEndpointOptions<P> {
   docs?: { tags?: string[]; summary?: string; description?: string; security?: Record<string, string[]>[] };
   /** Per-route Fastify config (e.g. a rate limit). */
   routeConfig?: Record<string, unknown>;
+  /**
+   * Answer a plain stateless 2025-era `tools/call` (see `directCallOf`) without building an SDK server and
+   * transport for it: the same tool call, the same JSON-RPC answer. Default true; false sends every request
+   * through the SDK (the tests compare both).
+   */
+  directToolCalls?: boolean;
 }
 
 interface JsonRpcErrorBody {
@@ -176,6 +183,42 @@ function compileTool<P>(tool: McpTool<P>): CompiledTool<P> {
   };
 }
 
+/** Protocol versions of the 2025 era (`initialize` → `tools/call`), the ones a direct call may name. */
+const LEGACY_VERSIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function keysWithin(value: Record<string, unknown>, allowed: readonly string[]): boolean {
+  for (const key in value) if (!allowed.includes(key)) return false;
+  return true;
+}
+
+/**
+ * A `tools/call` the endpoint answers itself, without an SDK server: only the plainest stateless 2025-era form —
+ * `{jsonrpc, id, method, params: {name, arguments?}}` with a string or integer id, a string name, an object (or
+ * no) `arguments`, no `_meta` (no progress token, no 2026-07-28 envelope claim) and no or a 2025-era
+ * `MCP-Protocol-Version` header. The SDK would validate exactly that and hand `name` and `arguments` to the same
+ * `tools/call` handler; its answer is `{result, jsonrpc, id}` or `{jsonrpc, id, error}` with HTTP 200 and
+ * `application/json`, which is what the direct answer is. Anything else (initialize, tools/list, notifications,
+ * `_meta`, extra members, other versions) goes through the SDK.
+ */
+function directCallOf(
+  request: FastifyRequest,
+  body: Record<string, unknown>,
+): { id: string | number; name: string; args: Record<string, unknown> | undefined } | undefined {
+  if (body.method !== 'tools/call' || !keysWithin(body, ['jsonrpc', 'id', 'method', 'params'])) return undefined;
+  const { id, params } = body;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  const version = request.headers['mcp-protocol-version'];
+  if (version !== undefined && !(typeof version === 'string' && LEGACY_VERSIONS.has(version))) return undefined;
+  if (!isPlainObject(params) || !keysWithin(params, ['name', 'arguments'])) return undefined;
+  const { name, arguments: args } = params;
+  if (typeof name !== 'string' || (args !== undefined && !isPlainObject(args))) return undefined;
+  return { id: id as string | number, name, args };
+}
+
 const PRINCIPAL = Symbol('keel.mcp.principal');
 interface PrincipalCarrier<P> {
   [PRINCIPAL]?: { principal: P; request: FastifyRequest; tools: ReadonlyMap<string, CompiledTool<P>> };
@@ -217,11 +260,54 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
     return all;
   };
 
-  const buildServer = (carrier: {
-    principal: P;
-    request: FastifyRequest;
-    tools: ReadonlyMap<string, CompiledTool<P>>;
-  }): Server => {
+  type Carrier = { principal: P; request: FastifyRequest; tools: ReadonlyMap<string, CompiledTool<P>> };
+
+  /** One `tools/call`: the result, or a ProtocolError (unknown tool, 401/403) that becomes a JSON-RPC error. */
+  const callTool = async (carrier: Carrier, name: string, rawArgs: unknown): Promise<CallToolResult> => {
+    const entry = carrier.tools.get(name);
+    if (!entry) throw new ProtocolError(INVALID_PARAMS, `Unknown tool: ${name.slice(0, 100)}`);
+    if (!options.authorize(carrier.principal, entry.tool.permission)) {
+      // Pre-screened with HTTP 403 before the call is served; this is the second line of defence.
+      throw new ProtocolError(McpErrorCodes.forbidden, `The credential lacks the permission ${entry.tool.permission}`);
+    }
+    const args = Value.Default(entry.tool.inputSchema, structuredClone(rawArgs ?? {}));
+    if (!entry.check(args)) {
+      const problems = readableIssues(entry.errors(args), 'argument', args).slice(0, 10);
+      const summary = problems.map((p) => p.text).join('; ');
+      const details = problems.map(({ path, message }) => ({ path, message }));
+      return textResult(
+        { error: { code: 'INVALID_ARGUMENTS', message: `Invalid arguments: ${summary}`, details } },
+        true,
+      );
+    }
+    try {
+      const result = await entry.tool.run(args as never, {
+        principal: carrier.principal,
+        traceId: carrier.request.id,
+        request: carrier.request,
+      });
+      return textResult(result, false);
+    } catch (error) {
+      const appError =
+        error instanceof AppError ? error : isDatabaseUnavailable(error) ? databaseUnavailable() : undefined;
+      if (appError && (appError.statusCode === 401 || appError.statusCode === 403)) {
+        throw new ProtocolError(codeFor(appError), appError.message, {
+          code: appError.code,
+          traceId: carrier.request.id,
+        });
+      }
+      if (appError && (appError.statusCode < 500 || appError.code === 'DATABASE_UNAVAILABLE')) {
+        return textResult({ error: { code: appError.code, message: appError.message } }, true);
+      }
+      carrier.request.log.error({ err: error, tool: name }, 'MCP tool failed');
+      return textResult(
+        { error: { code: 'INTERNAL', message: 'Internal Server Error', traceId: carrier.request.id } },
+        true,
+      );
+    }
+  };
+
+  const buildServer = (carrier: Carrier): Server => {
     const compiled = carrier.tools;
     const server = new Server(
       {
@@ -236,53 +322,9 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
         .filter((entry) => options.authorize(carrier.principal, entry.tool.permission))
         .map((entry) => entry.advertised) as never,
     }));
-    server.setRequestHandler('tools/call', async (request) => {
-      const { name, arguments: rawArgs } = request.params;
-      const entry = compiled.get(name);
-      if (!entry) throw new ProtocolError(INVALID_PARAMS, `Unknown tool: ${name.slice(0, 100)}`);
-      if (!options.authorize(carrier.principal, entry.tool.permission)) {
-        // Pre-screened with HTTP 403 before the SDK sees the request; this is the second line of defence.
-        throw new ProtocolError(
-          McpErrorCodes.forbidden,
-          `The credential lacks the permission ${entry.tool.permission}`,
-        );
-      }
-      const args = Value.Default(entry.tool.inputSchema, structuredClone(rawArgs ?? {}));
-      if (!entry.check(args)) {
-        const problems = readableIssues(entry.errors(args), 'argument', args).slice(0, 10);
-        const summary = problems.map((p) => p.text).join('; ');
-        const details = problems.map(({ path, message }) => ({ path, message }));
-        return textResult(
-          { error: { code: 'INVALID_ARGUMENTS', message: `Invalid arguments: ${summary}`, details } },
-          true,
-        );
-      }
-      try {
-        const result = await entry.tool.run(args as never, {
-          principal: carrier.principal,
-          traceId: carrier.request.id,
-          request: carrier.request,
-        });
-        return textResult(result, false);
-      } catch (error) {
-        const appError =
-          error instanceof AppError ? error : isDatabaseUnavailable(error) ? databaseUnavailable() : undefined;
-        if (appError && (appError.statusCode === 401 || appError.statusCode === 403)) {
-          throw new ProtocolError(codeFor(appError), appError.message, {
-            code: appError.code,
-            traceId: carrier.request.id,
-          });
-        }
-        if (appError && (appError.statusCode < 500 || appError.code === 'DATABASE_UNAVAILABLE')) {
-          return textResult({ error: { code: appError.code, message: appError.message } }, true);
-        }
-        carrier.request.log.error({ err: error, tool: name }, 'MCP tool failed');
-        return textResult(
-          { error: { code: 'INTERNAL', message: 'Internal Server Error', traceId: carrier.request.id } },
-          true,
-        );
-      }
-    });
+    server.setRequestHandler('tools/call', (request) =>
+      callTool(carrier, request.params.name, request.params.arguments),
+    );
     return server;
   };
 
@@ -313,8 +355,13 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
       },
       async (request, reply) => {
         const principal = await options.authenticate(request);
-        const tools = await toolsOf(principal);
         const body = request.body as Record<string, unknown> | unknown[] | null | undefined;
+        // A call of a static tool never needs the principal's own tools (a name of `tools` always wins).
+        const calledName =
+          body && !Array.isArray(body) && body.method === 'tools/call'
+            ? (body.params as { name?: unknown } | undefined)?.name
+            : undefined;
+        const tools = typeof calledName === 'string' && compiled.has(calledName) ? compiled : await toolsOf(principal);
         if (Array.isArray(body)) {
           return sendError(
             request,
@@ -352,6 +399,22 @@ export async function registerMcpEndpoint<P>(app: FastifyInstance, options: McpE
         }
 
         const carrier = { principal, request, tools };
+        const direct = options.directToolCalls === false ? undefined : directCallOf(request, body);
+        if (direct) {
+          let answer: Record<string, unknown>;
+          try {
+            answer = { result: await callTool(carrier, direct.name, direct.args), jsonrpc: '2.0', id: direct.id };
+          } catch (error) {
+            if (!(error instanceof ProtocolError)) throw error;
+            const { code, message, data } = error;
+            answer = {
+              jsonrpc: '2.0',
+              id: direct.id,
+              error: { code, message, ...(data !== undefined ? { data } : {}) },
+            };
+          }
+          return reply.status(200).header('content-type', 'application/json').send(JSON.stringify(answer));
+        }
         const url = `http://${request.hostname || 'localhost'}${request.url}`;
         const headers = new Headers();
         for (const [name, value] of Object.entries(request.headers)) {

@@ -24,6 +24,12 @@ export interface OutboxMessageTable {
   last_error: string | null;
   created_at: string | Date;
   delivered_at: string | Date | null;
+  /**
+   * The W3C `traceparent` of the work that queued the message and the tenant it belongs to (columns added by
+   * `addOutboxTraceColumns`; absent in a service that has not run it): every attempt continues that trace.
+   */
+  traceparent?: string | null;
+  trace_tenant?: string | null;
 }
 
 /** One delivery attempt: the delivery log. */
@@ -87,4 +93,20 @@ export async function createOutboxTables(db: Kysely<any>): Promise<void> {
     .columns(['message_id', 'attempt'])
     .execute();
   await db.schema.createIndex('outbox_attempt_target').on(OUTBOX_ATTEMPT_TABLE).columns(['target', 'id']).execute();
+}
+
+/**
+ * Adds the trace columns to the outbox (a later migration step than `createOutboxTables`): `traceparent`, the W3C
+ * context of the work that queued a message, and `trace_tenant`, the tenant that work belonged to. Deliveries of
+ * messages that carry them continue that trace: their span is a child of the queuing span, in the same tenant.
+ */
+export async function addOutboxTraceColumns(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable(OUTBOX_TABLE).addColumn('traceparent', 'varchar(55)').execute();
+  await db.schema.alterTable(OUTBOX_TABLE).addColumn('trace_tenant', 'varchar(64)').execute();
+}
+
+/** Undoes `addOutboxTraceColumns`. */
+export async function dropOutboxTraceColumns(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable(OUTBOX_TABLE).dropColumn('trace_tenant').execute();
+  await db.schema.alterTable(OUTBOX_TABLE).dropColumn('traceparent').execute();
 }

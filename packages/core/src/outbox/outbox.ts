@@ -3,7 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { dialectOf } from '../db/dialect.ts';
 import { createLoopHealth, type LoopLogger } from '../health/loop-health.ts';
 import { createSafeAgent, safePost } from '../net/safe-fetch.ts';
-import { withClientSpan } from '../telemetry/telemetry.ts';
+import { type SpanOrigin, withClientSpan } from '../telemetry/telemetry.ts';
 import { OUTBOX_ATTEMPT_TABLE, OUTBOX_TABLE, type OutboxDb, type OutboxMessageTable } from './outbox-table.ts';
 import { signWebhook } from './signature.ts';
 
@@ -14,6 +14,11 @@ export interface NewOutboxMessage {
   topic: string;
   /** JSON text sent as the body. */
   payload: string;
+  /**
+   * The work that queued it (`spanOrigin()`): every attempt's span continues that trace, in that tenant, and the
+   * receiver's `traceparent` carries its trace id. Needs the columns of `addOutboxTraceColumns`.
+   */
+  origin?: SpanOrigin | undefined;
 }
 
 /** A time-ordered message id (`msg_` + 48-bit milliseconds + 80 random bits, hex). */
@@ -32,6 +37,8 @@ export async function enqueueOutbox(
 ): Promise<string[]> {
   if (messages.length === 0) return [];
   const at = now.toISOString();
+  // The trace columns are written only when a message has an origin (a service without them never sends one).
+  const traced = messages.some((message) => message.origin !== undefined);
   const rows: OutboxMessageTable[] = messages.map((message) => ({
     id: message.id ?? newMessageId(now.getTime()),
     target: message.target,
@@ -45,6 +52,9 @@ export async function enqueueOutbox(
     last_error: null,
     created_at: at,
     delivered_at: null,
+    ...(traced
+      ? { traceparent: message.origin?.traceparent ?? null, trace_tenant: message.origin?.tenant ?? null }
+      : {}),
   }));
   const odb = db as unknown as Kysely<OutboxDb>;
   // Bounded statements: SQLite allows at most 32,766 bound parameters.
@@ -240,18 +250,24 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       ...(target.headers ?? {}),
     };
     try {
-      // A CLIENT span per attempt; the receiver gets its W3C traceparent.
-      const result = await withClientSpan(`webhook ${message.topic}`.slice(0, 120), 'webhook', {}, (traceparent) =>
-        safePost(
-          agent,
-          target.url,
-          message.payload,
-          { ...headers, traceparent },
-          {
-            allowPrivate: options.allowPrivate,
-            timeoutMs,
-          },
-        ),
+      // A CLIENT span per attempt, a child of the span that queued the message when it was recorded (otherwise a new
+      // trace); the receiver gets its W3C traceparent, so it continues the originating trace.
+      const result = await withClientSpan(
+        `webhook ${message.topic}`.slice(0, 120),
+        'webhook',
+        {},
+        (traceparent) =>
+          safePost(
+            agent,
+            target.url,
+            message.payload,
+            { ...headers, traceparent },
+            {
+              allowPrivate: options.allowPrivate,
+              timeoutMs,
+            },
+          ),
+        { parent: message.traceparent, tenant: message.trace_tenant, statusOf: (answer) => answer.statusCode },
       );
       const success = result.statusCode >= 200 && result.statusCode < 300;
       return {

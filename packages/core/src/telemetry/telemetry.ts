@@ -547,30 +547,59 @@ export async function withStepSpan<T>(
   }
 }
 
+/** Where queued work came from: the W3C `traceparent` of the span that queued it and that span's tenant. */
+export interface SpanOrigin {
+  traceparent: string;
+  tenant: string | undefined;
+}
+
+/** The origin of work queued now from the current span (to continue its trace later), if there is a span. */
+export function spanOrigin(): SpanOrigin | undefined {
+  const active = activeSpan.getStore();
+  return active ? { traceparent: formatTraceparent(active), tenant: active.tenant } : undefined;
+}
+
+export interface ClientSpanOptions<T> {
+  /**
+   * A stored `traceparent` (work done later, such as webhook deliveries): the span is its child instead of the
+   * current span's, and belongs to `tenant`.
+   */
+  parent?: string | null | undefined;
+  tenant?: string | null | undefined;
+  /** The HTTP status the call answered (recorded as `http.response.status_code`; 5xx marks the span failed). */
+  statusOf?: (result: T) => number;
+}
+
 /**
- * Runs an outgoing call as a CLIENT span, a child of the current span (or of `parent`, a stored `traceparent`,
- * for work done later, such as webhook deliveries): `work` gets the `traceparent` to send, and the call's
- * duration and outcome land in `keel.outbound.duration`.
+ * Runs an outgoing call as a CLIENT span, a child of the current span (or of `options.parent`): `work` gets the
+ * `traceparent` to send, and the call's duration and outcome land in `keel.outbound.duration`.
  */
 export async function withClientSpan<T>(
   name: string,
   peer: OutboundPeer,
   attributes: Attributes,
   work: (traceparent: string) => Promise<T>,
-  parent?: string | null,
+  options: ClientSpanOptions<T> = {},
 ): Promise<T> {
-  const spanAttributes = { 'keel.peer': peer, ...attributes };
+  const spanAttributes: Attributes = { 'keel.peer': peer, ...attributes };
+  const stored = options.parent ? parseTraceparent(options.parent) : undefined;
   const span = startSpan(
     name,
     'client',
-    (parent ? parseTraceparent(parent) : undefined) ?? activeSpan.getStore(),
+    stored ? { ...stored, tenant: options.tenant ?? undefined } : activeSpan.getStore(),
     spanAttributes,
   );
   span.peer = peer;
   const started = performance.now();
   let failure: string | undefined;
   try {
-    return await activeSpan.run(span, () => work(formatTraceparent(span)));
+    const result = await activeSpan.run(span, () => work(formatTraceparent(span)));
+    if (options.statusOf) {
+      const status = options.statusOf(result);
+      spanAttributes['http.response.status_code'] = status;
+      if (status >= 500) failure = `HTTP ${status}`;
+    }
+    return result;
   } catch (error) {
     failure = (error as Error)?.name ?? 'error';
     throw error;

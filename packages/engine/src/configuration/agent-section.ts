@@ -5,10 +5,10 @@ import { createIdentity } from '../identity/identity-service.ts';
 import { deleteIdentity, updateIdentity, upsertMember } from '../identity/identity-store.ts';
 import { requireGrantable } from '../identity/roles.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
-import { type RealmNames, realmNames, resolveName } from './configuration-refs.ts';
+import { isPlanned, type RealmNames, realmNames, resolveName } from './configuration-refs.ts';
 import type { AgentItem } from './configuration-schemas.ts';
 import { about, type ConfigSection, type DeployContext, tooMany } from './configuration-sections.ts';
-import { listRealmAgents, type RealmAgentRow } from './configuration-store.ts';
+import { listRealmAgents, type RealmAgentRow, setAgentDefaultFlow } from './configuration-store.ts';
 
 const json = <T>(value: unknown, fallback: T): T => (value == null ? fallback : (fromJsonColumn<T>(value) ?? fallback));
 
@@ -33,7 +33,11 @@ function agentItem(row: RealmAgentRow, names: RealmNames): AgentItem {
   };
 }
 
-/** The ids an agent item names, in the target realm (400 for a name that is neither there nor in the bundle). */
+/**
+ * The ids an agent item names, in the target realm (400 for a name that is neither there nor in the bundle). Agents
+ * are written before flows (flows name agents as specialists), so a default flow the bundle creates resolves to a
+ * placeholder (`isPlanned`) until the flows are written.
+ */
 function resolveAgentRefs(ctx: DeployContext, names: RealmNames, item: AgentItem) {
   const ref = `agents/${item.name}`;
   const prompt = item.system_prompt;
@@ -42,7 +46,10 @@ function resolveAgentRefs(ctx: DeployContext, names: RealmNames, item: AgentItem
       ? resolveName(ctx, names, ref, 'prompts', `${prompt.key}@${prompt.version}`, prompt.key)
       : null,
     ai_provider_id: item.provider === null ? null : resolveName(ctx, names, ref, 'providers', item.provider),
-    default_flow_id: item.default_flow === null ? null : resolveName(ctx, names, ref, 'flows', item.default_flow),
+    default_flow_id:
+      item.default_flow === null
+        ? null
+        : resolveName(ctx, names, ref, 'flows', item.default_flow, item.default_flow, true),
     allowed_mcp_servers: item.allowed_mcp_servers.map((name) => resolveName(ctx, names, ref, 'tool_servers', name)),
   };
 }
@@ -91,6 +98,17 @@ export const agentSection: ConfigSection<AgentItem, RealmAgentRow, AgentItem> = 
       await upsertMember(trx, { realm_id: ctx.realmId, identity_id: agentId, role: prepared.role, now: ctx.now });
     if (current && canonicalJson(agentConfigOf(current.item)) === canonicalJson(agentConfigOf(prepared))) return;
     const config = prepared;
+    const flowId = ids.default_flow_id;
+    if (flowId !== null && isPlanned(flowId)) {
+      // The second phase: the flow this deploy creates gets its id once the flows section wrote it.
+      ids.default_flow_id = null;
+      const id = agentId;
+      ctx.deferred.push(async (trx) => {
+        const names = await realmNames(trx, ctx.realmId);
+        const ref = `agents/${prepared.name}`;
+        await setAgentDefaultFlow(trx, id, resolveName(ctx, names, ref, 'flows', prepared.default_flow!), ctx.now);
+      });
+    }
     await upsertAgentConfig(
       trx,
       {

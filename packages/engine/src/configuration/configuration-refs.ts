@@ -4,6 +4,7 @@ import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { BUNDLE_LIMITS } from './configuration-schemas.ts';
 import type { DeployContext, SectionName } from './configuration-sections.ts';
 import {
+  listRealmAgents,
   listRealmFlowNames,
   listRealmPrompts,
   listRealmProviders,
@@ -21,20 +22,24 @@ export interface RealmNames {
   prompts: Map<string, string>;
   flows: Map<string, string>;
   tool_servers: Map<string, string>;
+  /** Agent usernames by identity id. */
+  agents: Map<string, string>;
 }
 
 export async function realmNames(db: Executor<EngineDb>, realmId: string): Promise<RealmNames> {
-  const [providers, prompts, flows, servers] = await Promise.all([
+  const [providers, prompts, flows, servers, agents] = await Promise.all([
     listRealmProviders(db, realmId, BUNDLE_LIMITS.providers + 1),
     listRealmPrompts(db, realmId, BUNDLE_LIMITS.prompt_keys * BUNDLE_LIMITS.prompt_versions + 1),
     listRealmFlowNames(db, realmId),
     listRealmToolServers(db, realmId, BUNDLE_LIMITS.tool_servers + 1),
+    listRealmAgents(db, realmId, BUNDLE_LIMITS.agents + 1),
   ]);
   return {
     providers: new Map(providers.map((r) => [r.id, r.name])),
     prompts: new Map(prompts.map((r) => [r.id, `${r.key}@${r.version}`])),
     flows: new Map(flows.map((r) => [r.id, r.name])),
     tool_servers: new Map(servers.map((r) => [r.id, r.name])),
+    agents: new Map(agents.map((r) => [r.id, r.username])),
   };
 }
 
@@ -45,10 +50,16 @@ function idOf(names: Map<string, string>, name: string, caseless: boolean): stri
   return undefined;
 }
 
+const PLANNED = 'planned:';
+
+/** Whether `resolveName` answered a placeholder (a name the bundle creates that is not written yet). */
+export const isPlanned = (id: string) => id.startsWith(PLANNED);
+
 /**
  * The id in the target realm that a bundle item (`ref`) names in `section`. Earlier sections are written before
  * later ones resolve, so a name the bundle creates is found; in a dry run nothing is written, so a name the
- * bundle's own `section` holds resolves to a placeholder. Anything else is a 400 naming the item.
+ * bundle's own `section` holds resolves to a placeholder (`isPlanned`) — as it does in a deploy with `later`, for a
+ * section written after the caller's. Anything else is a 400 naming the item.
  */
 export function resolveName(
   ctx: DeployContext,
@@ -57,12 +68,13 @@ export function resolveName(
   section: keyof RealmNames & SectionName,
   name: string,
   plannedKey = name,
+  later = false,
 ): string {
   const id = idOf(names[section], name, section === 'flows');
   if (id !== undefined) return id;
   const planned = section === 'flows' ? plannedKey.trim().toLowerCase() : plannedKey;
-  // A placeholder id in the shape of ids (hex), distinct per name, for the dry run's validation only.
-  if (ctx.dry && ctx.planned.get(section)?.has(planned))
-    return `planned:${Buffer.from(planned).toString('hex').slice(0, 100)}`;
+  // A placeholder id, distinct per name, for validation only: it is never written.
+  if ((ctx.dry || later) && ctx.planned.get(section)?.has(planned))
+    return `${PLANNED}${Buffer.from(planned).toString('hex').slice(0, 100)}`;
   throw RuntimeErrors.invalid(`${ref}: ${section} has no item ${JSON.stringify(name)} in this realm or the bundle`);
 }

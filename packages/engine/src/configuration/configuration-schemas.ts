@@ -3,6 +3,7 @@ import { ProfileSchema as AgentProfileSchema } from '../agents/agent-routes.ts';
 import { DATA_HANDLING, QUALITY_TIERS, SettingsSchema } from '../agents/agent-settings.ts';
 import { FixtureBodySchema } from '../flows/flow-api-schemas.ts';
 import { ProfileBody as RoutingProfileBody } from '../flows/flow-routing-routes.ts';
+import { TriggerBody } from '../flows/flow-trigger-routes.ts';
 import { Rules as PolicyRules, QuotaFields } from '../governance/governance-routes.ts';
 import { Username } from '../identity/identity-schemas.ts';
 import { VARIABLE_NAME } from '../prompts/render.ts';
@@ -26,6 +27,7 @@ export const BUNDLE_LIMITS = Object.freeze({
   routing_rules: 500,
   runtime_webhooks: 20,
   integration_clients: 200,
+  flow_triggers: 1000,
 });
 
 const Name = Type.String({ minLength: 1, maxLength: 255 });
@@ -104,7 +106,7 @@ export const ToolServerItem = Type.Object(
 const FlowConfigBody = JsonRecord({
   maxProperties: 20,
   description:
-    'A flow config (spec: Flow `config`), as POST /api/v1/runtime/flows takes it; a config that does not compile is a 400 naming the item',
+    "A flow config (spec: Flow `config`), as POST /api/v1/runtime/flows takes it, except that nodes name items by name: a subflow node names its flow in `flow` (the flow's name, with the pinned `version`) instead of `flow_id`, a specialist node its agent in `agent` (the agent's username) instead of `agent_id`; a node naming an item by id, a config that does not compile, or a pinned subflow version that is not a published version of that flow in the target realm once the deploy is written, is a 400 naming the item",
 });
 
 export const FlowItem = Type.Object(
@@ -112,6 +114,12 @@ export const FlowItem = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
     description: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
     is_active: Type.Boolean({ description: 'true: `published_config` is the version the flow runs' }),
+    published_version: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), Type.Null()], {
+        description:
+          'The number of `published_config` in the exported realm (null: never published). A flow the deploy creates numbers its published version so (default 1), which keeps subflow pins of other flows true; an existing flow appends versions at its own numbers (the diff shows the number it will get)',
+      }),
+    ),
     published_config: Type.Union([FlowConfigBody, Type.Null()], {
       description:
         'The version the flow runs (its active version; else its newest published one); null: never published. Deploy publishes it through the normal path: it must compile, keep the contract of the published version before it, and pass every fixture of the item.',
@@ -248,7 +256,27 @@ export const IntegrationClientItem = Type.Object(
   },
 );
 
+/**
+ * A flow trigger: the body `POST /api/v1/runtime/flows/{id}/triggers` takes (read from the trigger routes, so a
+ * field they add travels too), with its flow and agent by name and without `start_at` (a deployed schedule starts
+ * from the deploy, as a new one does).
+ */
+const { agent_id: _agentId, start_at: _startAt, ...triggerFields } = TriggerBody.properties;
+export const FlowTriggerItem = Type.Object(
+  {
+    flow: Type.String({ minLength: 1, maxLength: 200, description: 'The flow by name' }),
+    ...triggerFields,
+    agent: Type.Union([Username, Type.Null()], { description: 'The agent executions run as, by username' }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "An event or schedule trigger of a flow, keyed `<flow>/<name>`. Secret-free: a fire authenticates with the caller's bearer token, so a trigger holds no secret. A changed trigger is replaced (its fire records — the event ids it deduplicates — start anew)",
+  },
+);
+
 export type ProviderItem = Static<typeof ProviderItem>;
+export type FlowTriggerItem = Static<typeof FlowTriggerItem>;
 export type FlowItem = Static<typeof FlowItem>;
 export type AgentItem = Static<typeof AgentItem>;
 export type RoutingRuleItem = Static<typeof RoutingRuleItem>;
@@ -269,6 +297,7 @@ export const ConfigBundle = Type.Object(
     tool_servers: Type.Optional(Type.Array(ToolServerItem, { maxItems: BUNDLE_LIMITS.tool_servers })),
     flows: Type.Optional(Type.Array(FlowItem, { maxItems: BUNDLE_LIMITS.flows })),
     agents: Type.Optional(Type.Array(AgentItem, { maxItems: BUNDLE_LIMITS.agents })),
+    flow_triggers: Type.Optional(Type.Array(FlowTriggerItem, { maxItems: BUNDLE_LIMITS.flow_triggers })),
     tool_routing: Type.Optional(ToolRoutingItem),
     flow_routing: Type.Optional(FlowRoutingItem),
     governance: Type.Optional(GovernanceItem),
@@ -279,7 +308,7 @@ export const ConfigBundle = Type.Object(
   },
   {
     title: 'Keel engine configuration bundle',
-    description: `Format ${CONFIG_FORMAT}. List sections are keyed by name (prompts: by key; runtime webhooks: by URL); \`tool_routing\`, \`flow_routing\` and \`governance\` are one object each for the whole realm. A section left out of a deployed bundle is not touched (so a bundle of only the first sections — providers, prompts, tool_servers — stays valid). Every reference between items is a name, never an id. Secrets are never part of a bundle: an item names the credential it needs in \`credential\`.`,
+    description: `Format ${CONFIG_FORMAT}. List sections are keyed by name (prompts: by key; runtime webhooks: by URL; flow triggers: by flow and name); \`tool_routing\`, \`flow_routing\` and \`governance\` are one object each for the whole realm. A section left out of a deployed bundle is not touched (so a bundle of only the first sections — providers, prompts, tool_servers — stays valid). Every reference between items is a name, never an id. Secrets are never part of a bundle: an item names the credential it needs in \`credential\`.`,
     additionalProperties: false,
   },
 );

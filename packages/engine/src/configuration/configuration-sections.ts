@@ -59,6 +59,12 @@ export interface DeployContext {
   dry: boolean;
   /** The keys of every item the bundle names, by section (references to them resolve in a dry run). */
   planned: ReadonlyMap<SectionName, ReadonlySet<string>>;
+  /**
+   * Writes that wait for a later section (an agent's default flow the same deploy creates: agents are written
+   * before the flows that name them as specialists). A deploy runs them, in the same transaction, after every
+   * section's writes and before the prunes.
+   */
+  deferred: Array<(trx: Executor<EngineDb>) => Promise<void>>;
 }
 
 /** The sections of a bundle, in deploy order. */
@@ -66,8 +72,9 @@ export const SECTION_NAMES = [
   'providers',
   'prompts',
   'tool_servers',
-  'flows',
   'agents',
+  'flows',
+  'flow_triggers',
   'tool_routing',
   'flow_routing',
   'governance',
@@ -110,6 +117,8 @@ export interface ConfigSection<Item, Row, Prepared> {
   /** The permission writing a change of this section needs, when it is more than config:write. */
   permission?: Permission;
   key(item: Item): string;
+  /** The order the section's items are written in, when one item needs another written first (default: as given). */
+  order?<T extends { item: Prepared }>(items: T[]): T[];
   read(db: Executor<EngineDb>, realmId: string, limit: number): Promise<Current<Item, Row>[]>;
   prepare(ctx: DeployContext, item: Item): Promise<Prepared>;
   desired(

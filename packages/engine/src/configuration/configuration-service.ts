@@ -17,6 +17,7 @@ import {
   toolServerSection,
 } from './configuration-sections.ts';
 import { flowSection } from './flow-section.ts';
+import { flowTriggerSection } from './flow-trigger-section.ts';
 import { governanceSection } from './governance-section.ts';
 import { integrationClientSection, runtimeWebhookSection } from './integration-sections.ts';
 import { flowRoutingSection, toolRoutingSection } from './routing-sections.ts';
@@ -24,7 +25,9 @@ import { flowRoutingSection, toolRoutingSection } from './routing-sections.ts';
 type AnySection = ConfigSection<any, any, any>;
 
 /**
- * The sections of a bundle, in deploy order (an area that references another comes after it). To add an area,
+ * The sections of a bundle, in deploy order (an area that references another comes after it — but for agents,
+ * which come before the flows that name them as specialists and set a default flow the deploy creates afterwards:
+ * `DeployContext.deferred`). To add an area,
  * write its item schema in configuration-schemas.ts (an optional list — or one object — on ConfigBundle), its
  * name in SECTION_NAMES and a ConfigSection, and append it here.
  */
@@ -32,8 +35,9 @@ export const CONFIG_SECTIONS: readonly AnySection[] = [
   providerSection,
   promptSection,
   toolServerSection,
-  flowSection,
   agentSection,
+  flowSection,
+  flowTriggerSection,
   toolRoutingSection,
   flowRoutingSection,
   governanceSection,
@@ -69,6 +73,7 @@ const LIMITS: Record<SectionName, number> = {
   tool_servers: BUNDLE_LIMITS.tool_servers,
   flows: BUNDLE_LIMITS.flows,
   agents: BUNDLE_LIMITS.agents,
+  flow_triggers: BUNDLE_LIMITS.flow_triggers,
   tool_routing: 1,
   flow_routing: 1,
   governance: 1,
@@ -163,6 +168,8 @@ async function deploySections(
   options: { dry: boolean; prune: boolean },
 ): Promise<Outcome> {
   const { dry, prune } = options;
+  // A retried transaction starts its second phase afresh (the ids of a rolled-back attempt are gone).
+  ctx.deferred.length = 0;
   const changes: Change[] = [];
   const missing: MissingCredential[] = [];
   const forbidden: SectionName[] = [];
@@ -175,8 +182,9 @@ async function deploySections(
     if (!forbidden.includes(section.name)) forbidden.push(section.name);
   };
   for (const section of CONFIG_SECTIONS) {
-    const items = prepared.get(section.name);
-    if (!items) continue;
+    const given = prepared.get(section.name);
+    if (!given) continue;
+    const items = section.order?.(given) ?? given;
     const current = new Map((await readSection(db, section, ctx.realmId)).map((c) => [section.key(c.item), c]));
     for (const { name, item } of items) {
       const existing = current.get(name);
@@ -208,6 +216,7 @@ async function deploySections(
       if (!dry) updated.push({ section, current: existing });
     }
   }
+  if (!dry) for (const work of ctx.deferred.splice(0)) await work(db);
   return { changes, missing, forbidden, updated };
 }
 
@@ -251,6 +260,7 @@ export async function deployConfiguration(
     credentials: input.credentials ?? {},
     dry,
     planned,
+    deferred: [],
   };
   // Validation that may resolve names (SSRF checks, flow compilation) runs before the transaction.
   const prepared = new Map<SectionName, Array<{ name: string; item: unknown }>>();

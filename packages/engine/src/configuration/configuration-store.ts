@@ -114,3 +114,31 @@ export async function countAgentsUsingFlow(db: Executor<EngineDb>, realmId: stri
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Sets the default flow of an agent's configuration (a deploy's second phase: the flow is written after the agent). */
+export async function setAgentDefaultFlow(
+  db: Executor<EngineDb>,
+  agentId: string,
+  flowId: string,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('agent_config')
+    .set({ default_flow_id: flowId, updated_at: now })
+    .where('agent_id', '=', agentId)
+    .execute();
+}
+
+/** The triggers of the realm's flows that are not archived, with their flow's name (at most `limit` rows). */
+export function listRealmTriggers(db: Executor<EngineDb>, realmId: string, limit: number) {
+  return db
+    .selectFrom('flow_trigger as t')
+    .innerJoin('flow as f', 'f.id', 't.flow_id')
+    .selectAll('t')
+    .select('f.name as flow_name')
+    .where('t.realm_id', '=', realmId)
+    .where('f.status', '!=', 'archived')
+    .orderBy('t.id')
+    .limit(limit)
+    .execute();
+}

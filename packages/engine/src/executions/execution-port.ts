@@ -1,4 +1,4 @@
-import { type Executor, fromJsonColumn } from '@keel/core';
+import { AppError, type Executor, fromJsonColumn } from '@keel/core';
 import { ModelCallError } from '@keel/models';
 import type { Insertable } from 'kysely';
 import { loadAgent } from '../agents/agent-service.ts';
@@ -17,7 +17,13 @@ import {
   type SpecialistCall,
   type ToolCall,
 } from '../flows/index.ts';
-import { admitModelCall, chargeRun, quotaRetryAfter } from '../governance/governance-enforcement.ts';
+import {
+  admitModelCall,
+  chargeRun,
+  checkProviderAllowed,
+  pinnedPolicy,
+  quotaRetryAfter,
+} from '../governance/governance-enforcement.ts';
 import type { ChatTurn } from '../providers/model-clients.ts';
 import { costPicos } from '../providers/pricing.ts';
 import { loadProvider } from '../providers/provider-service.ts';
@@ -86,25 +92,46 @@ export function quotaPortError(error: unknown, now: number): FlowPortError | und
 }
 
 /**
- * A model answer of an agent's provider for one node; its cost in picos. The realm quota is checked first (tokens
- * and cost not used up, else QUOTA_EXCEEDED and nothing is called) and charged with the answer's tokens and cost;
- * the answer's usage goes to `meter`.
+ * Refuses (GOVERNANCE_POLICY_DENIED, not retryable, like a chat turn's 403) a provider type that the execution's
+ * pinned policy version does not allow and no approved `provider_type` allowlist request adds.
+ */
+async function checkPinnedProvider(
+  rt: RuntimeContext,
+  scope: Pick<ExecutionScope, 'realmId' | 'policyVersionId'>,
+  providerType: string,
+): Promise<void> {
+  const policy = await pinnedPolicy(rt, scope.realmId, scope.policyVersionId);
+  try {
+    await checkProviderAllowed(rt, scope.realmId, policy, providerType);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'GOVERNANCE_POLICY_DENIED')
+      throw new FlowPortError(error.code, error.message, false);
+    throw error;
+  }
+}
+
+/**
+ * A model answer of an agent's provider for one node; its cost in picos. The pinned policy's provider types are
+ * checked first, then the realm quota (tokens and cost not used up, else QUOTA_EXCEEDED), and nothing is called
+ * when either refuses; the quota is charged with the answer's tokens and cost, the answer's usage goes to `meter`.
  */
 async function complete(
   rt: RuntimeContext,
-  realmId: string,
+  scope: Pick<ExecutionScope, 'realmId' | 'policyVersionId'>,
   agentId: string | null,
   messages: ChatTurn[],
   call: { signal: AbortSignal; stepKey: string },
   timeoutMs: number,
   meter: (stepKey: string, use: MeteredUse) => void,
 ): Promise<{ content: string; costPicos: bigint }> {
+  const { realmId } = scope;
   if (agentId === null)
     throw new FlowPortError('AGENT_REQUIRED', 'a model node needs the execution to name an agent', false);
   const agent = await loadAgent(rt, realmId, agentId);
   if (!agent) throw new FlowPortError('AGENT_REQUIRED', 'the agent of the execution no longer exists', false);
   const provider = await loadProvider(rt, realmId, agent.aiProviderId);
   if (!provider) throw new FlowPortError('AGENT_REQUIRED', 'the agent has no provider', false);
+  await checkPinnedProvider(rt, scope, provider.type);
   try {
     await admitModelCall(rt, realmId);
   } catch (error) {
@@ -221,7 +248,7 @@ export function createStorePort(
       { role: 'system', content: call.instructions },
       { role: 'user', content: asText(call.input) },
     ];
-    const result = await complete(rt, scope.realmId, agentId, messages, call, options.nodeTimeoutMs, meter);
+    const result = await complete(rt, scope, agentId, messages, call, options.nodeTimeoutMs, meter);
     return { output: result.content, costPicos: result.costPicos };
   };
   /** An ai_decision or supervisor round: the model picks one of the choices (parsed leniently). */
@@ -229,7 +256,7 @@ export function createStorePort(
     const choices = call.choices.map((choice) => `- ${choice.key}: ${choice.description}`).join('\n');
     const answer = await complete(
       rt,
-      scope.realmId,
+      scope,
       scope.agentId,
       [
         {

@@ -356,6 +356,10 @@ export async function executeFlow(
   flowId: string,
   input: Omit<ExecutionInput, 'flow_id'>,
   idempotencyKey: unknown,
+  options: {
+    /** The realm quota already counted this run (a synchronous chat turn through the flow). */
+    admitted?: boolean;
+  } = {},
 ) {
   const runner = syncRunner(rt);
   let stored: ExecutionRow | undefined;
@@ -370,6 +374,7 @@ export async function executeFlow(
       stored = row;
       deferred = unstored;
     },
+    admitted: options.admitted,
   });
   if (created.statusCode >= 400) return created;
   const id = (created.body as { id: string }).id;

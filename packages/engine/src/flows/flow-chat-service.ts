@@ -273,6 +273,8 @@ async function runSelected(rt: RuntimeContext, selection: FlowSelection, run: Ru
       session_id: run.session?.id,
     },
     undefined,
+    // The chat turn is the request: the orchestrator counted it in the realm quota already.
+    { admitted: true },
   );
   const view = executed.body as Parameters<typeof executionAction>[0] & { id: string };
   const produced = executionAction(view);

@@ -20,6 +20,9 @@ export interface FlowTriggerTable {
   name: string;
   event: string | null;
   interval_seconds: number | null;
+  /** A schedule's 5-field cron expression (instead of `interval_seconds`) and its IANA time zone. */
+  cron: string | null;
+  time_zone: string | null;
   agent_id: string | null;
   input: unknown;
   is_active: Bool;

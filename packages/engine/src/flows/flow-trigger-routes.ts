@@ -14,6 +14,7 @@ import {
 } from '../runtime/http-schemas.ts';
 import type { RuntimeContext } from '../runtime/runtime-context.ts';
 import { FlowPageQuery } from './flow-api-schemas.ts';
+import { DEFAULT_TIME_ZONE, MAX_CRON_LENGTH, MAX_TIME_ZONE_LENGTH } from './flow-cron.ts';
 import {
   createTrigger,
   deleteTrigger,
@@ -38,6 +39,8 @@ const Trigger = Type.Object({
   name: Type.String(),
   event: Type.Union([Type.String(), Type.Null()]),
   interval_seconds: Type.Union([Type.Integer(), Type.Null()]),
+  cron: Type.Union([Type.String(), Type.Null()], { description: 'Cron schedules: the 5-field expression' }),
+  time_zone: Type.Union([Type.String(), Type.Null()], { description: 'Cron schedules: the IANA time zone' }),
   agent_id: Type.Union([Type.String(), Type.Null()]),
   input: JsonRecord(),
   is_active: Type.Boolean(),
@@ -46,7 +49,7 @@ const Trigger = Type.Object({
   updated_at: Timestamp,
 });
 
-const TriggerBody = Type.Object(
+export const TriggerBody = Type.Object(
   {
     kind: OneOf(['event', 'schedule']),
     name: Name,
@@ -58,8 +61,27 @@ const TriggerBody = Type.Object(
         description: 'schedule: seconds between slots',
       }),
     ),
+    cron: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_CRON_LENGTH,
+        description:
+          'schedule (instead of interval_seconds): a standard 5-field cron expression (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly',
+      }),
+    ),
+    time_zone: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_TIME_ZONE_LENGTH,
+        description: `cron schedules: the IANA time zone the expression is read in (default ${DEFAULT_TIME_ZONE})`,
+      }),
+    ),
     start_at: Type.Optional(
-      Type.String({ format: 'date-time', description: 'schedule: the first slot (default now + interval)' }),
+      Type.String({
+        format: 'date-time',
+        description:
+          'schedule: the first slot (interval: default now + interval; cron: the first cron time at or after it, default after now)',
+      }),
     ),
     agent_id: Type.Optional(Uuid({ description: 'Agent the executions run as (its settings and provider)' })),
     input: Type.Optional(Input),
@@ -70,6 +92,7 @@ const TriggerBody = Type.Object(
     examples: [
       { kind: 'event', name: 'Order paid', event: 'order.paid', input: { channel: 'webhook' } },
       { kind: 'schedule', name: 'Nightly digest', interval_seconds: 86400 },
+      { kind: 'schedule', name: 'Weekday mornings', cron: '0 9 * * 1-5', time_zone: 'Europe/Paris' },
     ],
   },
 );
@@ -98,7 +121,7 @@ const FireResult = Type.Object({
 
 const TriggerParams = Type.Object({ id: Uuid(), triggerId: Uuid() });
 
-const TRIGGERS = `Event triggers run the flow when fired with a stable \`event_id\` (at most once per id, concurrent fires included: the first queues an execution of the active version and answers 202, every later fire of the id answers 200 \`duplicate: true\` with that execution). Schedule triggers fire every \`interval_seconds\` (${MIN_INTERVAL_SECONDS}–${MAX_INTERVAL_SECONDS}) from \`start_at\`: every engine instance runs the schedule loop (about once a second), and each due slot is claimed in the database, so one instance or many queue exactly one execution per slot; slots missed while no instance ran are coalesced into one run; a slot whose flow cannot run (inactive, archived, input rejected by the contract) is skipped and logged. At most ${MAX_TRIGGERS_PER_FLOW} triggers per flow. Creating and deleting needs developer or above; firing needs operator or above (the bearer token authenticates the fire); a flow or trigger of another realm is a 404 like an unknown one.`;
+const TRIGGERS = `Event triggers run the flow when fired with a stable \`event_id\` (at most once per id, concurrent fires included: the first queues an execution of the active version and answers 202, every later fire of the id answers 200 \`duplicate: true\` with that execution). Schedule triggers fire every \`interval_seconds\` (${MIN_INTERVAL_SECONDS}–${MAX_INTERVAL_SECONDS}) from \`start_at\`, or at the times of a standard 5-field \`cron\` expression (at most ${MAX_CRON_LENGTH} characters; names, \`L\`, \`#\` and the @hourly … @yearly macros accepted; a seconds field, hashed \`H\` fields and expressions that never fire are a 400, so a schedule fires at most once a minute) read in the IANA \`time_zone\` (default ${DEFAULT_TIME_ZONE}; daylight-saving changes follow the zone); \`next_run_at\` shows the next slot. Every engine instance runs the schedule loop (about once a second), and each due slot is claimed in the database, so one instance or many queue exactly one execution per slot; slots missed while no instance ran are coalesced into one run; a slot whose flow cannot run (inactive, archived, input rejected by the contract) is skipped and logged. At most ${MAX_TRIGGERS_PER_FLOW} triggers per flow. Creating and deleting needs developer or above; firing needs operator or above (the bearer token authenticates the fire); a flow or trigger of another realm is a 404 like an unknown one.`;
 
 export function registerFlowTriggerRoutes(app: App, rt: RuntimeContext): void {
   const base = { tags: ['flows'], security: runtimeSecurity };
@@ -130,7 +153,7 @@ export function registerFlowTriggerRoutes(app: App, rt: RuntimeContext): void {
       schema: {
         ...base,
         summary: 'Create an event or schedule trigger',
-        description: `\`event\` names the event (event triggers; optional); \`interval_seconds\` is required for schedules and refused for events. An archived flow takes no triggers (409). ${TRIGGERS}`,
+        description: `\`event\` names the event (event triggers; optional); a schedule takes exactly one of \`interval_seconds\` and \`cron\` (\`time_zone\` only with \`cron\`); all three and \`start_at\` are refused for events. An archived flow takes no triggers (409). ${TRIGGERS}`,
         params: IdParams,
         body: TriggerBody,
         response: { 201: Trigger, ...runtimeErrors },

@@ -7,6 +7,7 @@ import { newId } from '../ids.ts';
 import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { inTransaction } from '../write.ts';
+import { checkCron, nextCronSlot } from './flow-cron.ts';
 import { requireFlow } from './flow-service.ts';
 import {
   advanceSchedule,
@@ -34,6 +35,8 @@ export interface TriggerInput {
   name: string;
   event?: string | undefined;
   interval_seconds?: number | undefined;
+  cron?: string | undefined;
+  time_zone?: string | undefined;
   start_at?: string | undefined;
   agent_id?: string | undefined;
   input?: Record<string, unknown> | undefined;
@@ -48,6 +51,8 @@ export function toTriggerView(row: TriggerRow) {
     name: row.name,
     event: row.event,
     interval_seconds: row.interval_seconds,
+    cron: row.cron,
+    time_zone: row.time_zone,
     agent_id: row.agent_id,
     input: fromJsonColumn<Record<string, unknown>>(row.input),
     is_active: toBoolean(row.is_active),
@@ -65,10 +70,11 @@ async function requireTrigger(rt: RuntimeContext, realmId: string, flowId: strin
 }
 
 /**
- * Creates an event trigger (fired by `POST …/fire` with a stable event id) or a schedule trigger (every
- * `interval_seconds` from `start_at`, default now + interval). The flow must exist in the realm (it need not be
- * active yet: a fire of an inactive flow is a 409); the trigger's `input` is checked against the flow's contract at
- * each fire; `agent_id` must be the realm's.
+ * Creates an event trigger (fired by `POST …/fire` with a stable event id) or a schedule trigger: every
+ * `interval_seconds` from `start_at` (default now + interval), or at the times of a 5-field `cron` expression in
+ * `time_zone` (default UTC; the first slot is the first cron time at or after `start_at`, default after now). The flow
+ * must exist in the realm (it need not be active yet: a fire of an inactive flow is a 409); the trigger's `input` is
+ * checked against the flow's contract at each fire; `agent_id` must be the realm's.
  */
 export async function createTrigger(
   rt: RuntimeContext,
@@ -79,18 +85,25 @@ export async function createTrigger(
   const realmId = requirePermission(principal, 'config:write');
   const flow = await requireFlow(rt, realmId, flowId);
   if (flow.status === 'archived') throw RuntimeErrors.conflict(`Flow ${flow.id} is archived: it takes no triggers`);
-  if (input.kind === 'event' && input.interval_seconds !== undefined)
-    throw RuntimeErrors.invalid('interval_seconds is for schedule triggers');
-  if (input.kind === 'schedule' && input.interval_seconds === undefined)
-    throw RuntimeErrors.invalid('a schedule trigger needs interval_seconds');
-  if (input.kind === 'event' && input.start_at !== undefined)
-    throw RuntimeErrors.invalid('start_at is for schedule triggers');
+  if (input.kind === 'event') {
+    for (const field of ['interval_seconds', 'cron', 'time_zone', 'start_at'] as const)
+      if (input[field] !== undefined) throw RuntimeErrors.invalid(`${field} is for schedule triggers`);
+  } else if ((input.interval_seconds === undefined) === (input.cron === undefined))
+    throw RuntimeErrors.invalid('a schedule trigger needs either interval_seconds or cron (not both)');
+  if (input.time_zone !== undefined && input.cron === undefined)
+    throw RuntimeErrors.invalid('time_zone is for cron schedules');
   const now = rt.clock();
   let nextRunAt: string | null = null;
+  let cron: { cron: string; timeZone: string } | undefined;
   if (input.kind === 'schedule') {
-    const start = input.start_at === undefined ? now + input.interval_seconds! * 1000 : Date.parse(input.start_at);
-    if (!Number.isFinite(start)) throw RuntimeErrors.invalid('start_at must be a date-time');
-    nextRunAt = new Date(start).toISOString();
+    const startAt = input.start_at === undefined ? undefined : Date.parse(input.start_at);
+    if (startAt !== undefined && !Number.isFinite(startAt)) throw RuntimeErrors.invalid('start_at must be a date-time');
+    let first: number;
+    if (input.cron !== undefined) {
+      cron = checkCron(input.cron, input.time_zone, now);
+      first = nextCronSlot(cron, startAt === undefined ? now : startAt - 1);
+    } else first = startAt ?? now + input.interval_seconds! * 1000;
+    nextRunAt = new Date(first).toISOString();
   }
   if (input.agent_id !== undefined && !(await loadAgent(rt, realmId, input.agent_id)))
     throw RuntimeErrors.notFound('Agent', input.agent_id);
@@ -105,6 +118,8 @@ export async function createTrigger(
     name: input.name,
     event: input.event ?? null,
     interval_seconds: input.interval_seconds ?? null,
+    cron: cron?.cron ?? null,
+    time_zone: cron?.timeZone ?? null,
     agent_id: input.agent_id?.toLowerCase() ?? null,
     input: JSON.stringify(input.input ?? {}),
     is_active: input.is_active ?? true,
@@ -210,7 +225,9 @@ export async function fireTrigger(
 }
 
 /** The first slot of a schedule strictly after `now` (missed slots are coalesced into the one that fires). */
-function nextSlot(slot: number, intervalMs: number, now: number): number {
+function nextSlot(trigger: TriggerRow, slot: number, now: number): number {
+  if (trigger.cron !== null) return nextCronSlot({ cron: trigger.cron, timeZone: trigger.time_zone ?? 'UTC' }, now);
+  const intervalMs = trigger.interval_seconds! * 1000;
   if (slot > now) return slot;
   return slot + (Math.floor((now - slot) / intervalMs) + 1) * intervalMs;
 }
@@ -227,7 +244,13 @@ export async function fireDueSchedules(rt: RuntimeContext): Promise<number> {
   let queued = 0;
   for (const trigger of await listDueSchedules(rt.db, new Date(now).toISOString(), DUE_BATCH)) {
     const slotAt = toIsoString(trigger.next_run_at!);
-    const next = new Date(nextSlot(Date.parse(slotAt), trigger.interval_seconds! * 1000, now)).toISOString();
+    let next: string | null = null;
+    try {
+      next = new Date(nextSlot(trigger, Date.parse(slotAt), now)).toISOString();
+    } catch (error) {
+      // Only a cron schedule the time zone database no longer resolves: it stops (next_run_at null) rather than spin.
+      rt.log.warn({ triggerId: trigger.id, err: error }, 'schedule stopped: its next slot cannot be computed');
+    }
     let prepared: Awaited<ReturnType<typeof prepareExecution>> | undefined;
     try {
       prepared = await prepareExecution(rt, trigger.realm_id, trigger.created_by, {

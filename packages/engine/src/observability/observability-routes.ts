@@ -140,7 +140,7 @@ export function registerObservabilityRoutes(app: App, rt: RuntimeContext, record
       schema: {
         ...base,
         summary: 'Correlated timeline of a trace',
-        description: `Any role. Every event of the trace in this realm in time order (at most ${OBSERVABILITY_LIMITS.traceEvents}): the request, the execution run, each flow node step of the trace's executions (flow.node <type>, from the execution's step log: node id, type, outcome, attempts; failed nodes as their stored span), provider calls and tool calls, with span and parent span ids. A trace with no event in this realm — unknown, expired or another realm's — is a 404. ${STORAGE}`,
+        description: `Any role. Every event of the trace in this realm in time order (at most ${OBSERVABILITY_LIMITS.traceEvents}): the request, the execution run, each flow node step of the trace's executions (flow.node <type>, from the execution's step log: node id, type, outcome, attempts; failed nodes as their stored span), provider calls, tool calls and webhook delivery attempts (outbox messages continue the trace of the write that queued them), with span and parent span ids. A trace with no event in this realm — unknown, expired or another realm's — is a 404. ${STORAGE}`,
         params: Type.Object({ trace_id: Type.String({ maxLength: 64 }) }),
         response: {
           200: Type.Object({

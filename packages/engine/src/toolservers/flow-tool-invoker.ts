@@ -2,7 +2,7 @@ import { AppError } from '@keel/core';
 import { type ExecutionScope, type FlowToolInvoker, quotaPortError } from '../executions/execution-port.ts';
 import { FlowPortError, type ResourceCall, type ToolCall } from '../flows/index.ts';
 import { newId } from '../ids.ts';
-import { executeForFlow, flowCallScope, toolUse } from './tool-execution-service.ts';
+import { executeForFlow, flowCallScope, isErrorResult, toolUse } from './tool-execution-service.ts';
 import type { ToolRuntime } from './tool-runtime.ts';
 import { readResourceForFlow } from './toolserver-service.ts';
 
@@ -76,8 +76,9 @@ export function createFlowToolInvoker(tools: ToolRuntime): FlowToolInvoker {
             `the tool call failed (${outcome.error.code}): ${outcome.error.message}`,
             outcome.error.retryable,
           );
-        // An MCP error result (`isError`) is the tool's own refusal: the step fails (its `on_error` may take over).
-        if (outcome.value.is_error === true)
+        // An MCP error result (`isError`) is the tool's own refusal: the step fails (its `on_error` may take over),
+        // and its usage record (above) is a failed call.
+        if (isErrorResult(outcome.value))
           throw new FlowPortError('TOOL_RESULT_ERROR', `the tool ${call.tool} answered with an error result`, false);
         return { output: outcome.value };
       } catch (error) {

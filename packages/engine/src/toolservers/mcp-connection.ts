@@ -231,11 +231,18 @@ export class McpConnector {
         // The W3C trace context of the call in progress (the tool call's span), so the server's spans join it.
         const headers = new Headers(init?.headers);
         if (currentSpan()) headers.set('traceparent', currentTraceparent());
+        // The transport passes one long-lived signal (its own close) with every request. undici adds an abort
+        // listener to the signal it is given and drops it only when the request is garbage collected, and adding
+        // a listener walks the ones already there: on the shared signal every call got slower until a GC. A
+        // per-request signal that follows the transport's (AbortSignal.any holds it weakly, no listener) keeps
+        // the close semantics at a constant cost.
+        const signal = init?.signal ? AbortSignal.any([init.signal]) : undefined;
         const response = (await undiciFetch(target, {
           ...(init as object),
           headers,
           dispatcher,
           redirect: 'manual',
+          ...(signal ? { signal } : {}),
         } as never)) as unknown as Response;
         if (noted && (noted.status === undefined || response.status >= 400)) noted.status = response.status;
         return response;

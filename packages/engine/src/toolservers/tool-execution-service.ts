@@ -42,7 +42,7 @@ import {
   findSessionContext,
   findToolsByName,
   insertRule,
-  insertTrace,
+  insertTraces,
   listRealmEnabledTools,
   listRuleRows,
   listTraceRows,
@@ -194,7 +194,7 @@ async function flushTraces(tools: ToolRuntime): Promise<void> {
   const cutoff = new Date(tools.rt.clock() - EXECUTION_LIMITS.traceRetentionMs).toISOString();
   const writing = previous.then(() =>
     inTransaction(tools.rt.engine, async (trx) => {
-      for (const row of batch) await insertTrace(trx, row);
+      await insertTraces(trx, batch);
       await deleteTracesBefore(trx, cutoff);
     }).catch((error: unknown) => tools.rt.log.warn({ err: error }, 'routing traces not stored')),
   );
@@ -441,14 +441,27 @@ async function governCall(
   await admitToolCall(tools.rt, realmId, calls);
 }
 
-/** The usage of one routed tool call: the server that answered (or the last one tried), and whether it succeeded. */
+/** Whether a tool's answer is an MCP error result (`isError`, shown as `is_error`): the call did not succeed. */
+export function isErrorResult(value: unknown): boolean {
+  return (value as { is_error?: unknown } | null)?.is_error === true;
+}
+
+/** Whether a call succeeded: answered, and not with an MCP error result. */
+function succeeded(outcome: CallOutcome<unknown>): boolean {
+  return outcome.ok && !isErrorResult(outcome.value);
+}
+
+/**
+ * The usage of one routed tool call: the server that answered (or the last one tried), and whether it succeeded
+ * (an MCP error result is a failed call).
+ */
 export function toolUse(scope: CallScope, toolName: string, outcome: CallOutcome<unknown>): MeteredUse {
   return {
     type: 'tool',
     toolName,
     serverId: outcome.server_id ?? outcome.attempts.at(-1)?.server_id ?? null,
     agentId: scope.agent?.id ?? null,
-    ok: outcome.ok,
+    ok: succeeded(outcome),
     attempts: outcome.attempts.length,
   };
 }
@@ -627,7 +640,7 @@ export async function aggregateTool(
     routed.scope,
     'tools',
     [
-      ...aggregate.results.map((r) => ({ server_id: r.server_id, ok: true })),
+      ...aggregate.results.map((r) => ({ server_id: r.server_id, ok: !isErrorResult(r.result) })),
       ...aggregate.failures.map((f) => ({ server_id: f.server_id, ok: false })),
       ...Array.from({ length: aggregate.failures_omitted }, () => ({ server_id: null, ok: false })),
     ].map(
@@ -750,7 +763,7 @@ export async function proxyCall(
         toolName: input.tool_name,
         serverId: offer.server.id,
         agentId: null,
-        ok: outcome.ok,
+        ok: succeeded(outcome),
         attempts: outcome.attempts.length,
       },
     ],

@@ -382,8 +382,9 @@ export async function countRules(db: Executor<EngineDb>, realmId: string): Promi
   return Number(row.n);
 }
 
-export async function insertTrace(db: Executor<EngineDb>, row: Insertable<ToolRouteTraceTable>): Promise<void> {
-  await db.insertInto('tool_route_trace').values(row).execute();
+/** Stores a batch of routing decisions in one statement (the buffer holds at most 200). */
+export async function insertTraces(db: Executor<EngineDb>, rows: Insertable<ToolRouteTraceTable>[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('tool_route_trace').values(rows).execute();
 }
 
 /** The decisions recorded under a trace id in the realm, in order. */

@@ -1,4 +1,4 @@
-import { type Executor, enqueueOutbox, fromJsonColumn, type NewOutboxMessage } from '@keel/core';
+import { type Executor, enqueueOutbox, fromJsonColumn, type NewOutboxMessage, type SpanOrigin } from '@keel/core';
 import type { EngineDb } from '../db/schema.ts';
 import { publicId } from '../ids.ts';
 import { listActiveRuntimeWebhooksOf, RUNTIME_TARGET_PREFIX } from '../integrations/runtime-webhook-store.ts';
@@ -123,7 +123,11 @@ export interface EventSink {
   emitted(): readonly OutboundEvent[];
 }
 
-export function createEventSink(): EventSink {
+/**
+ * The events of one write. `origin` is the span of the request or job that makes the write: every outbox message it
+ * queues records it, so each delivery continues that trace (`traceparent`) and shows in that realm's trace timeline.
+ */
+export function createEventSink(origin?: SpanOrigin): EventSink {
   let events: OutboundEvent[] = [];
   const all: OutboundEvent[] = [];
   const runtimeEvents: RuntimeOutboundEvent[] = [];
@@ -156,7 +160,7 @@ export function createEventSink(): EventSink {
         scope: { merchantId: event.merchantId, storeId: event.storeId },
         ...event.body,
       });
-      for (const receiver of receivers) messages.push({ target: receiver.id, topic: event.event, payload });
+      for (const receiver of receivers) messages.push({ target: receiver.id, topic: event.event, payload, origin });
     }
     await enqueueOutbox(trx, messages, now);
     return messages.length;
@@ -171,13 +175,17 @@ export function createEventSink(): EventSink {
       if (event) runtimeEvents.push(event);
     },
     async flush(trx) {
-      return (await flushCatalog(trx)) + (await flushRuntime(trx, runtimeEvents.splice(0)));
+      return (await flushCatalog(trx)) + (await flushRuntime(trx, runtimeEvents.splice(0), origin));
     },
   };
 }
 
 /** One outbox message per (runtime event, selecting webhook of its realm), targets `runtime:<webhook id>`. */
-async function flushRuntime(trx: Executor<EngineDb>, pending: RuntimeOutboundEvent[]): Promise<number> {
+async function flushRuntime(
+  trx: Executor<EngineDb>,
+  pending: RuntimeOutboundEvent[],
+  origin: SpanOrigin | undefined,
+): Promise<number> {
   if (pending.length === 0) return 0;
   const webhooks = await listActiveRuntimeWebhooksOf(trx, [...new Set(pending.map((e) => e.realmId))]);
   if (webhooks.length === 0) return 0;
@@ -195,7 +203,7 @@ async function flushRuntime(trx: Executor<EngineDb>, pending: RuntimeOutboundEve
     for (const webhook of webhooks) {
       const selected = fromJsonColumn<string[]>(webhook.events);
       if (webhook.realm_id === event.realmId && (selected.includes(event.event) || selected.includes('*')))
-        messages.push({ target: `${RUNTIME_TARGET_PREFIX}${webhook.id}`, topic: event.event, payload });
+        messages.push({ target: `${RUNTIME_TARGET_PREFIX}${webhook.id}`, topic: event.event, payload, origin });
     }
   }
   await enqueueOutbox(trx, messages, now);

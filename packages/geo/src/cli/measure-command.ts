@@ -9,6 +9,7 @@ import { isUuid, normalizeUuid } from '../ids.ts';
 import { claimRunById } from '../measure/measure-worker.ts';
 import { importPrompts, parsePromptCsv } from '../measure/prompt-service.ts';
 import { createRun, executeRun, getRun, type RunProgress } from '../measure/run-service.ts';
+import { findWorkspaceTenant } from '../tenancy/tenancy-store.ts';
 import { MEASURE_USAGE } from './usage.ts';
 
 /** A usage mistake: the CLI prints the message and exits 2. */
@@ -101,12 +102,8 @@ export async function runMeasureCommand(args: string[], io: CommandIo): Promise<
       logStream: io.stderr,
     });
     try {
-      const workspace = await ctx.db
-        .selectFrom('workspace')
-        .select('id')
-        .where('id', '=', workspaceId)
-        .executeTakeFirst();
-      if (!workspace) throw new ConfigError(`workspace ${workspaceId} does not exist`);
+      if ((await findWorkspaceTenant(ctx.db, workspaceId)) === undefined)
+        throw new ConfigError(`workspace ${workspaceId} does not exist`);
       if (noun === 'prompts') {
         if (!values.file) usage('--file is required');
         let csv: string;

@@ -63,6 +63,19 @@ export async function findRunMetricRecord(db: Executor<GeoDb>, workspaceId: stri
     .executeTakeFirst();
 }
 
+/** A run's run-wide metric records (keys ending in `:all`): id, key and 95% interval. */
+export async function overallMetricRecords(db: Executor<GeoDb>, workspaceId: string, runId: string) {
+  return db
+    .selectFrom('dataset_record')
+    .select(['id', 'record_key', 'confidence_value', 'confidence_low', 'confidence_high'])
+    .where('workspace_id', '=', workspaceId)
+    .where('dataset', '=', 'metrics')
+    .where('mode', '=', '')
+    .where('run_id', '=', runId)
+    .where('record_key', 'like', '%:all')
+    .execute();
+}
+
 /** The same page as `pageRecords`, but only each row's stored API JSON (the hot analytics read). */
 export async function pageRecordJson(
   db: Executor<GeoDb>,

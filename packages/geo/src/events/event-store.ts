@@ -73,3 +73,28 @@ export async function aiTrafficGroups(
     .limit(limit)
     .execute();
 }
+
+/** Stores the salt of a UTC day unless that day already has one (the first instance to need it wins). */
+export async function insertDailySaltIfAbsent(
+  db: Executor<GeoDb>,
+  day: string,
+  salt: string,
+  createdAt: string,
+): Promise<void> {
+  await db
+    .insertInto('daily_salt')
+    .values({ day, salt, created_at: createdAt })
+    .onConflict((oc) => oc.column('day').doNothing())
+    .execute();
+}
+
+/** The hex salt of a UTC day (throws when the day has none). */
+export async function dailySalt(db: Executor<GeoDb>, day: string): Promise<string> {
+  const row = await db.selectFrom('daily_salt').select('salt').where('day', '=', day).executeTakeFirstOrThrow();
+  return row.salt;
+}
+
+/** Deletes the salts of every day before `day`. */
+export async function deleteSaltsBefore(db: Executor<GeoDb>, day: string): Promise<void> {
+  await db.deleteFrom('daily_salt').where('day', '<', day).execute();
+}

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { GeoDb } from '../db/schema.ts';
+import { dailySalt, deleteSaltsBefore, insertDailySaltIfAbsent } from './event-store.ts';
 
 /**
  * Daily-rotating salts for visitor ids. One salt per UTC day, shared by every instance through the database
@@ -35,15 +36,11 @@ export class VisitorSalts {
   }
 
   async #load(day: string, now: Date): Promise<Buffer> {
-    await this.#db
-      .insertInto('daily_salt')
-      .values({ day, salt: randomBytes(32).toString('hex'), created_at: now.toISOString() })
-      .onConflict((oc) => oc.column('day').doNothing())
-      .execute();
-    const row = await this.#db.selectFrom('daily_salt').select('salt').where('day', '=', day).executeTakeFirstOrThrow();
+    await insertDailySaltIfAbsent(this.#db, day, randomBytes(32).toString('hex'), now.toISOString());
+    const salt = await dailySalt(this.#db, day);
     // Destroy every earlier day's salt.
-    await this.#db.deleteFrom('daily_salt').where('day', '<', day).execute();
-    return Buffer.from(row.salt, 'hex');
+    await deleteSaltsBefore(this.#db, day);
+    return Buffer.from(salt, 'hex');
   }
 }
 

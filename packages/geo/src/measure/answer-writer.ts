@@ -1,46 +1,9 @@
-import { dialectOf, type Executor, withTransaction } from '@keel/core';
-import { CompiledQuery, type Insertable, type Kysely } from 'kysely';
+import { withTransaction } from '@keel/core';
+import type { Insertable, Kysely } from 'kysely';
 import type { GeoDb, MeasureAnswerTable } from '../db/schema.ts';
+import { insertAnswers } from './measure-store.ts';
 
-const COLUMNS = [
-  'id',
-  'run_id',
-  'workspace_id',
-  'prompt_id',
-  'engine_id',
-  'sample',
-  'status',
-  'text',
-  'citations',
-  'features',
-  'input_tokens',
-  'output_tokens',
-  'cost_micros',
-  'latency_ms',
-  'error',
-  'created_at',
-] as const;
 const MAX_BATCH = 100; // 16 columns × 100 rows stays under every engine's bound-parameter limit
-
-const statements = new Map<string, string>();
-
-/** One multi-row INSERT … ON CONFLICT DO NOTHING, its text compiled once per dialect and row count. */
-async function insertAnswers(db: Executor<GeoDb>, rows: Insertable<MeasureAnswerTable>[]): Promise<void> {
-  const key = `${dialectOf(db)}|${rows.length}`;
-  let text = statements.get(key);
-  if (text === undefined) {
-    const template = Object.fromEntries(COLUMNS.map((c) => [c, null]));
-    text = (db as Executor<any>)
-      .insertInto('measure_answer')
-      .values(rows.map(() => template))
-      .onConflict((oc) => oc.columns(['run_id', 'prompt_id', 'engine_id', 'sample']).doNothing())
-      .compile().sql;
-    statements.set(key, text);
-  }
-  const parameters: unknown[] = [];
-  for (const row of rows) for (const column of COLUMNS) parameters.push(row[column] ?? null);
-  await db.executeQuery(CompiledQuery.raw(text, parameters));
-}
 
 /**
  * Stores answers durably, batching those that arrive together: `write` resolves only after the transaction holding

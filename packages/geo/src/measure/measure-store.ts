@@ -1,5 +1,5 @@
-import type { Executor } from '@keel/core';
-import { type Insertable, type Selectable, sql } from 'kysely';
+import { dialectOf, type Executor } from '@keel/core';
+import { CompiledQuery, type Insertable, type Selectable, sql } from 'kysely';
 import type {
   GeoDb,
   MeasureAnswerTable,
@@ -173,6 +173,116 @@ export async function previousCompletedRun(
 
 export async function updateRun(db: Executor<GeoDb>, id: string, set: Partial<Insertable<MeasureRunTable>>) {
   await db.updateTable('measure_run').set(set).where('id', '=', id).execute();
+}
+
+const ANSWER_COLUMNS = [
+  'id',
+  'run_id',
+  'workspace_id',
+  'prompt_id',
+  'engine_id',
+  'sample',
+  'status',
+  'text',
+  'citations',
+  'features',
+  'input_tokens',
+  'output_tokens',
+  'cost_micros',
+  'latency_ms',
+  'error',
+  'created_at',
+] as const;
+
+const answerStatements = new Map<string, string>();
+
+/**
+ * Up to five runs in creation order that a worker may claim: pending ones nobody holds (or whose claim is older than
+ * `staleBefore`), and running ones whose claim is older than `staleBefore`.
+ */
+export async function claimableRuns(db: Executor<GeoDb>, staleBefore: string) {
+  return db
+    .selectFrom('measure_run')
+    .select(['id', 'status', 'claimed_at', 'attempts'])
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb('status', '=', 'pending'),
+          eb.or([eb('claimed_at', 'is', null), eb('claimed_at', '<', staleBefore)]),
+        ]),
+        eb.and([eb('status', '=', 'running'), eb('claimed_at', '<', staleBefore)]),
+      ]),
+    )
+    .orderBy('created_at')
+    .limit(5)
+    .execute();
+}
+
+/** Marks a run `failed` (completed at `at`) if its status is still `status`. */
+export async function failClaimableRun(db: Executor<GeoDb>, id: string, status: string, at: string): Promise<void> {
+  await db
+    .updateTable('measure_run')
+    .set({ status: 'failed', completed_at: at })
+    .where('id', '=', id)
+    .where('status', '=', status)
+    .execute();
+}
+
+/**
+ * Claims a named pending or running run for `workerId` if nobody holds it, its claim is older than `staleBefore`, or
+ * the worker holds it already; with `refresh`, only renews the claim the worker holds. True when the worker holds it.
+ */
+export async function claimNamedRun(
+  db: Executor<GeoDb>,
+  q: { runId: string; workerId: string; at: string; staleBefore: string; refresh: boolean },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('measure_run')
+    .set(q.refresh ? { claimed_at: q.at } : { claimed_by: q.workerId, claimed_at: q.at })
+    .where('id', '=', q.runId)
+    .where('status', 'in', ['pending', 'running'])
+    .where((eb) =>
+      q.refresh
+        ? eb('claimed_by', '=', q.workerId)
+        : eb.or([
+            eb('claimed_at', 'is', null),
+            eb('claimed_at', '<', q.staleBefore),
+            eb('claimed_by', '=', q.workerId),
+          ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Renews the claim `workerId` holds on a run (the worker's heartbeat). */
+export async function refreshRunClaim(db: Executor<GeoDb>, runId: string, workerId: string, at: string): Promise<void> {
+  await db
+    .updateTable('measure_run')
+    .set({ claimed_at: at })
+    .where('id', '=', runId)
+    .where('claimed_by', '=', workerId)
+    .execute();
+}
+
+/**
+ * Stores answers with one multi-row INSERT … ON CONFLICT DO NOTHING (a task that already has an answer keeps it), its
+ * text compiled once per dialect and row count. Callers keep a call under the bound-parameter limit (16 columns a row).
+ */
+export async function insertAnswers(db: Executor<GeoDb>, rows: Insertable<MeasureAnswerTable>[]): Promise<void> {
+  const key = `${dialectOf(db)}|${rows.length}`;
+  let text = answerStatements.get(key);
+  if (text === undefined) {
+    const template = Object.fromEntries(ANSWER_COLUMNS.map((c) => [c, null]));
+    text = (db as Executor<any>)
+      .insertInto('measure_answer')
+      .values(rows.map(() => template))
+      .onConflict((oc) => oc.columns(['run_id', 'prompt_id', 'engine_id', 'sample']).doNothing())
+      .compile().sql;
+    answerStatements.set(key, text);
+  }
+  const parameters: unknown[] = [];
+  for (const row of rows) for (const column of ANSWER_COLUMNS) parameters.push(row[column] ?? null);
+  await db.executeQuery(CompiledQuery.raw(text, parameters));
 }
 
 /** (prompt, sample) pairs already answered by an engine in a run, for a slice of prompts. */

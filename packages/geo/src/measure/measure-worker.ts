@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createLoopHealth, type LoopHealth, toIsoString } from '@keel/core';
+import { createLoopHealth, type LoopHealth } from '@keel/core';
 import type { GeoContext } from '../context.ts';
+import { compareAndSetClaim } from '../db/claim.ts';
+import { claimableRuns, claimNamedRun, failClaimableRun, refreshRunClaim } from './measure-store.ts';
 import { type ExecuteOptions, executeRun } from './run-service.ts';
 import { startDueSchedules } from './schedule-service.ts';
 
@@ -15,38 +17,13 @@ const MAX_ATTEMPTS = 5;
 export async function claimRun(ctx: GeoContext, workerId: string): Promise<string | undefined> {
   const now = ctx.now();
   const stale = new Date(now.getTime() - STALE_CLAIM_MS).toISOString();
-  const candidates = await ctx.db
-    .selectFrom('measure_run')
-    .select(['id', 'status', 'claimed_at', 'attempts'])
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('status', '=', 'pending'), eb.or([eb('claimed_at', 'is', null), eb('claimed_at', '<', stale)])]),
-        eb.and([eb('status', '=', 'running'), eb('claimed_at', '<', stale)]),
-      ]),
-    )
-    .orderBy('created_at')
-    .limit(5)
-    .execute();
-  for (const candidate of candidates) {
+  for (const candidate of await claimableRuns(ctx.db, stale)) {
     if (Number(candidate.attempts) >= MAX_ATTEMPTS) {
-      await ctx.db
-        .updateTable('measure_run')
-        .set({ status: 'failed', completed_at: now.toISOString() })
-        .where('id', '=', candidate.id)
-        .where('status', '=', candidate.status)
-        .execute();
+      await failClaimableRun(ctx.db, candidate.id, candidate.status, now.toISOString());
       continue;
     }
-    let update = ctx.db
-      .updateTable('measure_run')
-      .set({ claimed_by: workerId, claimed_at: now.toISOString(), attempts: Number(candidate.attempts) + 1 })
-      .where('id', '=', candidate.id)
-      .where('status', '=', candidate.status);
-    update =
-      candidate.claimed_at === null
-        ? update.where('claimed_at', 'is', null)
-        : update.where('claimed_at', '=', toIsoString(candidate.claimed_at) as never);
-    if (Number((await update.executeTakeFirst()).numUpdatedRows) === 1) return candidate.id;
+    const claim = { claimed_by: workerId, claimed_at: now.toISOString(), attempts: Number(candidate.attempts) + 1 };
+    if (await compareAndSetClaim(ctx.db, 'measure_run', candidate, claim)) return candidate.id;
   }
   return undefined;
 }
@@ -63,18 +40,7 @@ export async function claimRunById(
 ): Promise<boolean> {
   const now = ctx.now();
   const stale = new Date(now.getTime() - STALE_CLAIM_MS).toISOString();
-  const result = await ctx.db
-    .updateTable('measure_run')
-    .set(refresh ? { claimed_at: now.toISOString() } : { claimed_by: workerId, claimed_at: now.toISOString() })
-    .where('id', '=', runId)
-    .where('status', 'in', ['pending', 'running'])
-    .where((eb) =>
-      refresh
-        ? eb('claimed_by', '=', workerId)
-        : eb.or([eb('claimed_at', 'is', null), eb('claimed_at', '<', stale), eb('claimed_by', '=', workerId)]),
-    )
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return claimNamedRun(ctx.db, { runId, workerId, at: now.toISOString(), staleBefore: stale, refresh });
 }
 
 /** One round: start due schedules, then execute every claimable run. */
@@ -86,14 +52,7 @@ export async function runMeasureWorkerOnce(ctx: GeoContext, workerId: string, op
     try {
       await executeRun(ctx, runId, {
         ...options,
-        onHeartbeat: async () => {
-          await ctx.db
-            .updateTable('measure_run')
-            .set({ claimed_at: ctx.now().toISOString() })
-            .where('id', '=', runId)
-            .where('claimed_by', '=', workerId)
-            .execute();
-        },
+        onHeartbeat: () => refreshRunClaim(ctx.db, runId, workerId, ctx.now().toISOString()),
       });
     } catch {
       // Logged by executeRun; the run is pending again and resumes on a later round.

@@ -2,7 +2,7 @@ import { type Executor, fromJsonColumn, withTransaction } from '@keel/core';
 import type { Insertable } from 'kysely';
 import type { GeoContext } from '../context.ts';
 import { withApiJson } from '../datasets/dataset-service.ts';
-import { insertRecords } from '../datasets/dataset-store.ts';
+import { findRecordByKey, insertRecords, overallMetricRecords } from '../datasets/dataset-store.ts';
 import type { DatasetRecordTable, GeoDb } from '../db/schema.ts';
 import { uuidv7 } from '../ids.ts';
 import type { AnswerFeatures } from './analyze.ts';
@@ -354,15 +354,7 @@ export async function finalizeRun(ctx: GeoContext, runId: string): Promise<void>
   // Alerts: a change since the previous completed run whose 95% intervals do not overlap.
   const previous = await previousCompletedRun(ctx.db, ws, run.project_id, run.id);
   if (previous) {
-    const before = await ctx.db
-      .selectFrom('dataset_record')
-      .select(['id', 'record_key', 'confidence_value', 'confidence_low', 'confidence_high'])
-      .where('workspace_id', '=', ws)
-      .where('dataset', '=', 'metrics')
-      .where('mode', '=', '')
-      .where('run_id', '=', previous.id)
-      .where('record_key', 'like', '%:all')
-      .execute();
+    const before = await overallMetricRecords(ctx.db, ws, previous.id);
     for (const old of before) {
       const metric = (old.record_key ?? '').replace(/:all$/, '');
       const current = overall.get(metric);
@@ -453,13 +445,7 @@ export async function finalizeRun(ctx: GeoContext, runId: string): Promise<void>
   );
 
   await withTransaction(ctx.db, async (trx) => {
-    const dashboard = await trx
-      .selectFrom('dataset_record')
-      .select('id')
-      .where('workspace_id', '=', ws)
-      .where('dataset', '=', 'dashboards')
-      .where('record_key', '=', AI_VISIBILITY_DASHBOARD_KEY)
-      .executeTakeFirst();
+    const dashboard = await findRecordByKey(trx, ws, 'dashboards', AI_VISIBILITY_DASHBOARD_KEY);
     if (!dashboard)
       rows.push(
         record(ws, run.id, now, {

@@ -6,6 +6,10 @@ export async function insertPrivacyRequest(db: Executor<GeoDb>, row: Insertable<
   await db.insertInto('privacy_request').values(row).execute();
 }
 
+export async function findPrivacyRequest(db: Executor<GeoDb>, id: string) {
+  return db.selectFrom('privacy_request').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 /** One page of a workspace's privacy requests, newest first (ids are time-ordered). */
 export async function pagePrivacyRequests(
   db: Executor<GeoDb>,

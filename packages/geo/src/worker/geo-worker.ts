@@ -1,13 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { createLoopHealth, pruneIdempotencyKeys, toIsoString } from '@keel/core';
+import { createLoopHealth, pruneIdempotencyKeys } from '@keel/core';
 import type { GeoContext } from '../context.ts';
+import { compareAndSetClaim } from '../db/claim.ts';
 import { generateExport, pruneExpiredExports } from '../exports/export-service.ts';
+import { findExport } from '../exports/export-store.ts';
 import { processPrivacyRequest } from '../privacy/privacy-service.ts';
+import { findPrivacyRequest, updatePrivacyRequest } from '../privacy/privacy-store.ts';
+import { claimableJobs, failJob, type JobTable } from './job-store.ts';
 
 const STALE_CLAIM_MS = 5 * 60 * 1000;
 const MAX_ATTEMPTS = 3;
 
-type JobTable = 'privacy_request' | 'export_job';
+/** A job read right after this worker claimed it (it can only be missing if it was deleted in between). */
+function claimed<T>(row: T | undefined, what: string, id: string): T {
+  if (row === undefined) throw new Error(`${what} ${id} is gone after its claim`);
+  return row;
+}
 
 /**
  * Claims one job of a table: a pending row, or a `processing` row whose claim is older than five minutes (its
@@ -15,44 +23,20 @@ type JobTable = 'privacy_request' | 'export_job';
  * one of them wins each row, on SQLite and PostgreSQL alike.
  */
 export async function claimJob(ctx: GeoContext, table: JobTable, workerId: string): Promise<string | undefined> {
-  const db = ctx.db;
   const now = ctx.now();
   const stale = new Date(now.getTime() - STALE_CLAIM_MS).toISOString();
-  const candidates = await db
-    .selectFrom(table)
-    .select(['id', 'status', 'claimed_at', 'attempts'])
-    .where((eb) =>
-      eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'processing'), eb('claimed_at', '<', stale)])]),
-    )
-    .orderBy('created_at')
-    .limit(5)
-    .execute();
-  for (const candidate of candidates) {
+  for (const candidate of await claimableJobs(ctx.db, table, stale)) {
     if (Number(candidate.attempts) >= MAX_ATTEMPTS) {
-      await db
-        .updateTable(table)
-        .set({ status: 'failed' })
-        .where('id', '=', candidate.id)
-        .where('status', '=', candidate.status)
-        .execute();
+      await failJob(ctx.db, table, candidate.id, candidate.status);
       continue;
     }
-    let update = db
-      .updateTable(table)
-      .set({
-        status: 'processing',
-        claimed_by: workerId,
-        claimed_at: now.toISOString(),
-        attempts: Number(candidate.attempts) + 1,
-      })
-      .where('id', '=', candidate.id)
-      .where('status', '=', candidate.status);
-    update =
-      candidate.claimed_at === null
-        ? update.where('claimed_at', 'is', null)
-        : update.where('claimed_at', '=', toIsoString(candidate.claimed_at) as never);
-    const result = await update.executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 1) return candidate.id;
+    const claim = {
+      status: 'processing',
+      claimed_by: workerId,
+      claimed_at: now.toISOString(),
+      attempts: Number(candidate.attempts) + 1,
+    };
+    if (await compareAndSetClaim(ctx.db, table, candidate, claim)) return candidate.id;
   }
   return undefined;
 }
@@ -65,22 +49,18 @@ export async function runWorkerOnce(ctx: GeoContext, workerId: string): Promise<
     id;
     id = await claimJob(ctx, 'privacy_request', workerId)
   ) {
-    const request = await ctx.db
-      .selectFrom('privacy_request')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
+    const request = claimed(await findPrivacyRequest(ctx.db, id), 'privacy request', id);
     try {
       await processPrivacyRequest(ctx, request);
     } catch (error) {
       ctx.log.error({ err: error, privacyRequestId: id }, 'privacy request failed; it will be retried');
-      await ctx.db.updateTable('privacy_request').set({ status: 'pending' }).where('id', '=', id).execute();
+      await updatePrivacyRequest(ctx.db, id, { status: 'pending' });
       break;
     }
     ran++;
   }
   for (let id = await claimJob(ctx, 'export_job', workerId); id; id = await claimJob(ctx, 'export_job', workerId)) {
-    const job = await ctx.db.selectFrom('export_job').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const job = claimed(await findExport(ctx.db, id), 'export', id);
     await generateExport(ctx, job);
     ran++;
   }

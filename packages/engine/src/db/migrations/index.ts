@@ -15,6 +15,8 @@ import * as createFlowChatTables from './2026_11_26_0040_create_flow_chat_tables
 import * as createRealmMerchantLink from './2026_11_26_0050_create_realm_merchant_link.ts';
 import * as createToolInteractionTables from './2026_11_26_0060_create_tool_interaction_tables.ts';
 import * as createFlowUsageColumns from './2026_11_26_0080_create_flow_usage_columns.ts';
+import * as addFlowTriggerCron from './2026_11_26_0090_add_flow_trigger_cron.ts';
+import * as addOutboxTraceColumns from './2026_11_26_0091_add_outbox_trace_columns.ts';
 
 /** The engine's migrations, in the order they run (the catalog's, then the runtime's). */
 export const engineMigrations: MigrationSet = {
@@ -34,4 +36,6 @@ export const engineMigrations: MigrationSet = {
   '2026_11_26_0050_create_realm_merchant_link': createRealmMerchantLink,
   '2026_11_26_0060_create_tool_interaction_tables': createToolInteractionTables,
   '2026_11_26_0080_create_flow_usage_columns': createFlowUsageColumns,
+  '2026_11_26_0090_add_flow_trigger_cron': addFlowTriggerCron,
+  '2026_11_26_0091_add_outbox_trace_columns': addOutboxTraceColumns,
 };

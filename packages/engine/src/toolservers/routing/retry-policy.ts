@@ -116,6 +116,33 @@ export interface ExecuteOptions {
 const defaultSleep = (ms: number, signal: AbortSignal) => delay(ms, undefined, { signal });
 
 const TIMED_OUT = Symbol('timeout');
+/** The reason an injected sleep's signal is aborted with when its attempt settled first (no error is built). */
+const SETTLED = Symbol('settled');
+
+/**
+ * One attempt's timeout: resolves TIMED_OUT after `ms` unless cancelled first. Without an injected sleep it is a
+ * plain timer (cancelling clears it: no abort, no error object per call on the hot path).
+ */
+function attemptDeadline(
+  ms: number,
+  sleep: ExecuteOptions['sleep'],
+): { fired: Promise<typeof TIMED_OUT>; cancel(): void } {
+  if (sleep) {
+    const timer = new AbortController();
+    return {
+      fired: sleep(ms, timer.signal).then(
+        (): typeof TIMED_OUT => TIMED_OUT,
+        () => new Promise<never>(() => {}),
+      ),
+      cancel: () => timer.abort(SETTLED),
+    };
+  }
+  let handle: NodeJS.Timeout | undefined;
+  const fired = new Promise<typeof TIMED_OUT>((resolve) => {
+    handle = setTimeout(resolve, ms, TIMED_OUT);
+  });
+  return { fired, cancel: () => clearTimeout(handle) };
+}
 
 /** The longest failure message kept, after secrets are removed. */
 export const MAX_FAILURE_MESSAGE = 200;
@@ -206,7 +233,7 @@ export async function executeWithRetry<T>(
     const controller = new AbortController();
     const onAbort = () => controller.abort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = new AbortController();
+    const deadline = attemptDeadline(options.policy.timeout_ms, options.sleep);
     const started = now();
     let outcome: { value: T } | { error: unknown } | typeof TIMED_OUT;
     try {
@@ -215,13 +242,10 @@ export async function executeWithRetry<T>(
           (value) => ({ value }),
           (error: unknown) => ({ error }),
         ),
-        sleep(options.policy.timeout_ms, timer.signal).then(
-          (): typeof TIMED_OUT => TIMED_OUT,
-          () => new Promise<never>(() => {}),
-        ),
+        deadline.fired,
       ]);
     } finally {
-      timer.abort();
+      deadline.cancel();
       options.signal?.removeEventListener('abort', onAbort);
     }
     const duration = Math.max(0, now() - started);
