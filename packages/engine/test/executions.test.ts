@@ -128,6 +128,84 @@ for (const target of testDatabaseTargets()) {
       assert.equal(foreign.status, 404);
     });
 
+    test('a synchronous all-pure run commits once; a tool node finds its execution stored before it is called', async () => {
+      const engine = await setup();
+      const pure = await publishedFlow(
+        engine,
+        engine.a.token,
+        'Pure',
+        [
+          { id: 'in', type: 'input', assign: 'state', next: 'add' },
+          {
+            id: 'add',
+            type: 'transform',
+            expression: { object: { n: { '+': [{ var: 'vars.state.n' }, 2] } } },
+            assign: 'state',
+            next: 'out',
+          },
+          { id: 'out', type: 'output', action: 'DATA_RESULT', data: { var: 'vars.state' } },
+        ],
+        { input: { n: 1 } },
+      );
+      // The background worker's polls are writes too: it is stopped meanwhile (the sync run does not need it).
+      await worker!.stop();
+      const writes = engine.runtime.engine.writes;
+      const run = writes.run;
+      let commits = 0;
+      writes.run = ((work: Parameters<typeof run>[0]) => {
+        commits++;
+        return run.call(writes, work);
+      }) as typeof run;
+      let done: Awaited<ReturnType<typeof engine.call>>;
+      try {
+        done = await engine.call('POST', `/api/v1/runtime/flows/${pure.id}/execute`, {
+          token: engine.a.token,
+          body: { input: { n: 1 } },
+        });
+      } finally {
+        writes.run = run;
+        worker!.start();
+      }
+      assert.equal(done.status, 200, JSON.stringify(done.body));
+      assert.equal(done.body.state, 'succeeded');
+      assert.deepEqual(done.body.action.data, { n: 3 });
+      assert.equal(commits, 1, 'the row, its steps, events and final state in one transaction');
+      const stored = await engine.call('GET', `${EXECUTIONS}/${done.body.id}`, { token: engine.a.token });
+      assert.equal(stored.status, 200);
+      assert.deepEqual(stored.body, done.body, 'the answer is the stored execution');
+      assert.deepEqual(
+        (await events(engine, done.body.id)).map((event) => event.type),
+        ['execution.queued', 'step.done', 'step.done', 'step.done', 'execution.succeeded'],
+      );
+
+      // A tool node: while the tool server handles the call, the execution is already readable (stored, running).
+      const tool = await publishedFlow(engine, engine.a.token, 'Calls out', chainNodes(2, 'slow'));
+      const seen: Promise<Awaited<ReturnType<typeof engine.call>>>[] = [];
+      double!.onHit((hit) => {
+        if (hit.tool === 'slow')
+          seen.push(engine.call('GET', `${EXECUTIONS}?flow_id=${tool.id}`, { token: engine.a.token }));
+      });
+      let called: Awaited<ReturnType<typeof engine.call>>;
+      try {
+        called = await engine.call('POST', `/api/v1/runtime/flows/${tool.id}/execute`, {
+          token: engine.a.token,
+          body: { input: {} },
+        });
+      } finally {
+        double!.onHit(undefined);
+      }
+      assert.equal(called.status, 200, JSON.stringify(called.body));
+      assert.equal(called.body.state, 'succeeded');
+      assert.equal(seen.length, 1);
+      const during = await seen[0]!;
+      assert.equal(during.status, 200);
+      assert.deepEqual(
+        during.body.data.map((execution: { id: string; state: string }) => [execution.id, execution.state]),
+        [[called.body.id, 'running']],
+        'stored before the tool was called',
+      );
+    });
+
     test('the input contract, an inactive flow and an unknown agent are refused before anything is queued', async () => {
       const engine = await setup();
       const flow = await publishedFlow(engine, engine.a.token, 'Contract', chainNodes(2), {

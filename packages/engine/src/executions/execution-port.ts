@@ -160,8 +160,24 @@ async function complete(
 
 const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
+/**
+ * An execution row a synchronous run has not stored yet (`executeFlow` without an idempotency key or agent
+ * admission): it is written in the run's first durable write (a step that is not pure, or the final state), or on
+ * its own just before the run first calls out (a tool, a resource, a model, an agent, a backoff wait), so an all-pure
+ * run stores its row, steps, events and final state in one transaction and nothing outside ever sees an execution
+ * that is not stored.
+ */
+export interface DeferredRow {
+  /** Whether `store` ran (the row is written in that transaction). */
+  stored: boolean;
+  /** Inserts the row and its `execution.queued` event in `trx`; sets `stored`. */
+  store(trx: Executor<EngineDb>): Promise<void>;
+}
+
 /** The store port: the executor's port plus the steps it holds back until the next durable write. */
 export interface StorePort extends FlowPort {
+  /** Writes the deferred execution row (if any and not yet stored) in `trx`, after the writes in flight. */
+  storeRow(trx: Executor<EngineDb>): Promise<void>;
   /**
    * Writes the held-back steps in `trx` (the worker's final state change), in save order, with `trailing` (the
    * final state's event) after their events in the same statement, and the usage records of calls whose step failed.
@@ -190,8 +206,11 @@ export function createStorePort(
     tools: FlowToolInvoker | undefined;
     nodeTimeoutMs: number;
     fresh?: boolean;
+    /** The execution row when it is not stored yet (see `DeferredRow`). */
+    deferred?: DeferredRow | undefined;
   },
 ): StorePort {
+  const deferred = options.deferred;
   // Usage of model and tool calls by step key, until the step (or the execution's final state) is stored.
   const metered = new Map<string, MeteredUse[]>();
   const meter = (stepKey: string, use: MeteredUse) => {
@@ -314,6 +333,19 @@ export function createStorePort(
     if (trailing) events.push(trailing);
     await insertEvent(trx, events);
   };
+  /** Before the run calls out: the deferred row is committed first (on the write chain, after the writes in flight). */
+  const beforeCallOut = (): Promise<void> => {
+    if (!deferred || deferred.stored) return Promise.resolve();
+    const store = saving.then(() =>
+      deferred.stored ? undefined : inTransaction(rt.engine, (trx) => deferred.store(trx)),
+    );
+    saving = store.catch(() => undefined);
+    return store;
+  };
+  const callingOut =
+    <A extends unknown[], T>(call: (...args: A) => Promise<T>) =>
+    (...args: A): Promise<T> =>
+      beforeCallOut().then(() => call(...args));
   return {
     async loadSteps(executionId) {
       if (options.fresh) return [];
@@ -329,10 +361,17 @@ export function createStorePort(
       const save = saving.then(() => {
         const records = [...pending, record];
         pending = [];
-        return inTransaction(rt.engine, (trx) => write(trx, records));
+        return inTransaction(rt.engine, async (trx) => {
+          if (deferred && !deferred.stored) await deferred.store(trx);
+          await write(trx, records);
+        });
       });
       saving = save.catch(() => undefined);
       return save;
+    },
+    async storeRow(trx) {
+      await saving;
+      if (deferred && !deferred.stored) await deferred.store(trx);
     },
     async flushPending(trx, trailing) {
       await saving;
@@ -343,30 +382,34 @@ export function createStorePort(
       if (metered.size > 0) await writeUsage(trx, undefined, new Date(rt.clock()).toISOString());
     },
     quotaRefusedUntil: () => refusedUntil,
-    callTool: (call) =>
+    callTool: callingOut((call: ToolCall) =>
       options.tools
         ? watchQuota(options.tools.callTool(invokerScope, call))
         : Promise.reject(unavailable(`tool ${call.tool}`)),
-    readResource: (call) =>
+    ),
+    readResource: callingOut((call: ResourceCall) =>
       options.tools
         ? options.tools.readResource(invokerScope, call)
         : Promise.reject(unavailable(`resource ${call.resource}`)),
-    generate: (call: GenerateCall) => watchQuota(answer(scope.agentId, call)),
-    decide: (call: DecideCall) => watchQuota(decide(call)),
-    runSpecialist: (call: SpecialistCall) => watchQuota(answer(call.agentId, call)),
+    ),
+    generate: callingOut((call: GenerateCall) => watchQuota(answer(scope.agentId, call))),
+    decide: callingOut((call: DecideCall) => watchQuota(decide(call))),
+    runSpecialist: callingOut((call: SpecialistCall) => watchQuota(answer(call.agentId, call))),
     loadPlan: async (flowId, version) => options.plans.get(`${flowId}@${version}`),
     now: () => rt.clock(),
-    sleep: (ms, signal) =>
-      new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, ms);
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            reject(signal.reason);
-          },
-          { once: true },
-        );
-      }),
+    sleep: callingOut(
+      (ms: number, signal: AbortSignal) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(resolve, ms);
+          signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              reject(signal.reason);
+            },
+            { once: true },
+          );
+        }),
+    ),
   };
 }

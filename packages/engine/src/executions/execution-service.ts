@@ -31,6 +31,7 @@ import { nowIso, type RuntimeContext } from '../runtime/runtime-context.ts';
 import { RuntimeErrors } from '../runtime/runtime-errors.ts';
 import { flowExecutionEvent } from '../webhooks/events.ts';
 import { inTransaction, runWrite } from '../write.ts';
+import type { DeferredRow } from './execution-port.ts';
 import {
   countLeasedByAgent,
   type ExecutionEventRow,
@@ -258,6 +259,11 @@ export async function createExecution(
     admitted?: boolean;
     /** Called with the stored row once its transaction ran (not on a replay). */
     onStored?: (row: ExecutionRow) => void;
+    /**
+     * A synchronous run without an idempotency key or agent admission: the row is not stored here but handed over
+     * with `deferred`, which the run stores with its first durable write (or before it first calls out).
+     */
+    onDeferred?: (row: ExecutionRow, deferred: DeferredRow) => void;
   } = {},
 ): Promise<IdempotentResponse<unknown>> {
   const realmId = requirePermission(principal, 'runtime:run');
@@ -265,6 +271,24 @@ export async function createExecution(
   const prepared = await prepareExecution(rt, realmId, principal.identityId, input, { admitted: options.admitted });
   // A synchronous execute creates the execution leased to its runner, so no worker takes it before it starts.
   const lease = options.runner?.leaseFor(rt.clock());
+  const runner = options.runner;
+  if (options.onDeferred && runner && lease && key === undefined && input.agent_id === undefined) {
+    const row = prepared.row(nowIso(rt), { lease });
+    const deferred: DeferredRow = {
+      stored: false,
+      async store(trx) {
+        // Stored with a lease from now: the run may have taken a while before its first durable write.
+        await insertExecutionRow(
+          trx,
+          { ...row, lease_expires_at: runner.leaseFor(rt.clock()).until },
+          { mode: 'sync' },
+        );
+        deferred.stored = true;
+      },
+    };
+    options.onDeferred(row, deferred);
+    return { statusCode: 202, body: { id: row.id }, replayed: false };
+  }
   const operation = options.operation ?? 'POST /api/v1/runtime/executions';
   let stored: ExecutionRow | undefined;
   const outcome = await runWrite(
@@ -319,8 +343,10 @@ function syncRunner(rt: RuntimeContext): SyncRunner {
 }
 
 /**
- * Executes a flow synchronously (`POST /flows/{id}/execute`): the execution is stored and pinned like a queued one,
- * then run at once in this process, step by step through the same store; the answer is its state when the run
+ * Executes a flow synchronously (`POST /flows/{id}/execute`): the execution is pinned like a queued one and run at
+ * once in this process, step by step through the same store. Without an idempotency key or agent admission its row
+ * is stored with the run's first durable write, or before the run first calls out (`DeferredRow`): an all-pure run
+ * commits once; otherwise the row is stored (committed) before the run starts; the answer is its state when the run
  * stopped — succeeded, failed, or waiting (an approval, a delay, an event), from where workers continue it. A
  * replay of an `Idempotency-Key` answers the same execution's current state.
  */
@@ -337,11 +363,16 @@ export async function executeFlow(
 ) {
   const runner = syncRunner(rt);
   let stored: ExecutionRow | undefined;
+  let deferred: DeferredRow | undefined;
   const created = await createExecution(rt, principal, { ...input, flow_id: flowId }, idempotencyKey, {
     operation: `POST /api/v1/runtime/flows/${flowId.toLowerCase()}/execute`,
     runner,
     onStored: (row) => {
       stored = row;
+    },
+    onDeferred: (row, unstored) => {
+      stored = row;
+      deferred = unstored;
     },
     admitted: options.admitted,
   });
@@ -349,7 +380,7 @@ export async function executeFlow(
   const id = (created.body as { id: string }).id;
   if (!created.replayed) {
     // The row just stored is handed to the run, and the run answers the row it left: no read-back on this path.
-    const ran = await runner.runOne(id, stored);
+    const ran = await runner.runOne(id, stored, deferred);
     if (ran === false) wakeWorker(rt);
     else if (ran.row) {
       requirePermission(principal, 'config:read');

@@ -23,7 +23,7 @@ import type { RuntimeContext } from '../runtime/runtime-context.ts';
 import { flowExecutionEvent } from '../webhooks/events.ts';
 import { inTransaction } from '../write.ts';
 import { approvalId } from './execution-actions.ts';
-import { createStorePort, type FlowToolInvoker, type StorePort } from './execution-port.ts';
+import { createStorePort, type DeferredRow, type FlowToolInvoker, type StorePort } from './execution-port.ts';
 import {
   claimExecutions,
   claimQueuedExecution,
@@ -66,9 +66,10 @@ export interface ExecutionWorker {
    * Runs one execution in this process now (a synchronous execute): one created leased to this worker
    * (`leaseFor`; `created` is the row just inserted, so it is not read back), or a queued one it claims. Resolves
    * once the run stopped (succeeded, failed, or waiting) with the row as this worker left it (undefined when it
-   * did not write the outcome, e.g. the lease was lost), false when another worker had taken it.
+   * did not write the outcome, e.g. the lease was lost), false when another worker had taken it. With `deferred`,
+   * `created` is not stored yet: the run stores it with its first durable write or before it first calls out.
    */
-  runOne(executionId: string, created?: ExecutionRow): Promise<RunOneResult>;
+  runOne(executionId: string, created?: ExecutionRow, deferred?: DeferredRow): Promise<RunOneResult>;
   /** A lease for an execution created to be run by `runOne` at once: no other worker takes it meanwhile. */
   leaseFor(now: number): { owner: string; until: string };
   /** Stops claiming, waits for runs in flight to stop (their leases are released). */
@@ -158,15 +159,23 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
    * Runs a claimed execution as a span of the trace of the request that queued it (provider and tool calls join
    * it); answers the row as the run left it when it wrote the outcome.
    */
-  function runClaimed(row: ExecutionRow, stopped: AbortController): Promise<ExecutionRow | undefined> {
+  function runClaimed(
+    row: ExecutionRow,
+    stopped: AbortController,
+    deferred?: DeferredRow,
+  ): Promise<ExecutionRow | undefined> {
     const run = () =>
       withSpan('execution.run', { 'keel.execution.id': row.id, 'keel.realm.id': row.realm_id }, () =>
-        runExecution(row, stopped),
+        runExecution(row, stopped, deferred),
       );
     return continueTrace(isTraceId(row.trace_id) ? row.trace_id : newTraceId(), row.realm_id, run);
   }
 
-  async function runExecution(row: ExecutionRow, stopped: AbortController): Promise<ExecutionRow | undefined> {
+  async function runExecution(
+    row: ExecutionRow,
+    stopped: AbortController,
+    deferred: DeferredRow | undefined,
+  ): Promise<ExecutionRow | undefined> {
     const cancel = new AbortController();
     const lost = new AbortController();
     const abortAll = () => cancel.abort(new Error('worker stopping'));
@@ -177,6 +186,8 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     if (compensating || toBoolean(row.cancel_requested)) cancel.abort(new Error('cancelled'));
     const heartbeat = setInterval(
       () => {
+        // A row not stored yet has no lease to renew (it is stored with a fresh one).
+        if (deferred && !deferred.stored) return;
         renewLease(rt.db, row.id, id, iso(rt.clock() + options.leaseMs))
           .then((lease) => {
             if (!lease) {
@@ -191,10 +202,19 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
     try {
       const plan = await loadPublishedPlan(rt, row.realm_id, row.flow_id, row.flow_version);
       if (!plan)
-        return await finish(row, {
-          state: 'terminal_failure',
-          error: { code: 'PLAN_UNAVAILABLE', message: 'the pinned flow version is no longer available', node_id: null },
-        });
+        return await finish(
+          row,
+          {
+            state: 'terminal_failure',
+            error: {
+              code: 'PLAN_UNAVAILABLE',
+              message: 'the pinned flow version is no longer available',
+              node_id: null,
+            },
+          },
+          undefined,
+          deferred,
+        );
       const settings = fromJsonColumn<AgentSettings>(row.settings);
       const port = createStorePort(
         rt,
@@ -213,6 +233,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
           nodeTimeoutMs: settings.node_timeout_ms,
           // The first claim of an execution: no run before this one, so no stored steps.
           fresh: row.claims === 1,
+          deferred,
         },
       );
       // The pinned policy version's allowed_actions decide the execution's answer (null: no policy was active).
@@ -230,6 +251,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
       if (lost.signal.aborted) return undefined;
       if (stopped.signal.aborted && outcome.status === 'cancelled' && !toBoolean(row.cancel_requested)) {
         // Stopped by shutdown, not by a cancel: give the execution back at once.
+        if (deferred && !deferred.stored) await inTransaction(rt.engine, (trx) => port.storeRow(trx));
         await updateExecutionIf(
           rt.db,
           row.id,
@@ -255,7 +277,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
         (await hasCompensations(rt, row.id))
       )
         next.compensationPending = true;
-      return await finish(row, next, port);
+      return await finish(row, next, port, deferred);
     } finally {
       clearInterval(heartbeat);
       stopped.signal.removeEventListener('abort', abortAll);
@@ -317,7 +339,12 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
    * Moves a claimed execution to its outcome's state, only while this worker still holds the lease; answers the
    * row as written (undefined when the move did not apply).
    */
-  async function finish(row: ExecutionRow, next: Finish, port?: StorePort): Promise<ExecutionRow | undefined> {
+  async function finish(
+    row: ExecutionRow,
+    next: Finish,
+    port?: StorePort,
+    deferred?: DeferredRow,
+  ): Promise<ExecutionRow | undefined> {
     const now = iso(rt.clock());
     const final = ['succeeded', 'terminal_failure', 'cancelled', 'compensated'].includes(next.state);
     const set = {
@@ -346,6 +373,9 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
       created_at: now,
     };
     const moved = await inTransaction(rt.engine, async (trx, sink) => {
+      // A row the run has not stored yet is stored here, with its steps and final state (one transaction).
+      if (port) await port.storeRow(trx);
+      else if (deferred && !deferred.stored) await deferred.store(trx);
       const applied = await updateExecutionIf(
         trx,
         row.id,
@@ -374,7 +404,7 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
       if (running) void poll();
     },
     leaseFor: (now) => ({ owner: id, until: iso(now + options.leaseMs) }),
-    async runOne(executionId, created) {
+    async runOne(executionId, created, deferred) {
       const now = rt.clock();
       // Queued for this worker at creation (leased to it), or still queued: claim it.
       const leased = created?.id === executionId ? created : await findExecutionById(rt.db, executionId);
@@ -390,7 +420,9 @@ export function createExecutionWorker(rt: RuntimeContext, options: ExecutionWork
             );
       if (!row) return false;
       const controller = new AbortController();
-      const run = runClaimed(row, controller).finally(() => inFlight.delete(row.id));
+      const run = runClaimed(row, controller, row === created ? deferred : undefined).finally(() =>
+        inFlight.delete(row.id),
+      );
       inFlight.set(row.id, {
         controller,
         done: run.then(

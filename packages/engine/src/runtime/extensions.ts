@@ -1,7 +1,7 @@
 import type { AgentRuntime } from '../agents/agent-service.ts';
 import type { ProductView } from '../catalog/product-schemas.ts';
 import type { DetailsQuery } from '../catalog/product-service.ts';
-import type { FlowToolInvoker } from '../executions/execution-port.ts';
+import type { DeferredRow, FlowToolInvoker } from '../executions/execution-port.ts';
 import type { ExecutionRow } from '../executions/execution-store.ts';
 import type { RunOneResult } from '../executions/execution-worker.ts';
 import type { CatalogProduct, ProductQuery } from '../flows/flow-continuation.ts';
@@ -140,12 +140,13 @@ export interface RuntimeExtensions {
   catalog?: CatalogPort | undefined;
   /**
    * The durable-execution worker of this process: woken when an execution is queued or continued, and running a
-   * synchronous execute in the requesting process (`runOne`).
+   * synchronous execute in the requesting process (`runOne`; with `deferred`, it must store the row, see
+   * `DeferredRow`).
    */
   executions?:
     | {
         wake(): void;
-        runOne(executionId: string, created?: ExecutionRow): Promise<RunOneResult>;
+        runOne(executionId: string, created?: ExecutionRow, deferred?: DeferredRow): Promise<RunOneResult>;
         leaseFor(now: number): { owner: string; until: string };
       }
     | undefined;
