@@ -273,9 +273,16 @@ export async function traceTimeline(
     traceEvents(rt.db, realmId, traceId, limit),
     traceSteps(rt.db, realmId, traceId, limit),
   ]);
+  // In one millisecond, steps from the execution log come before stored spans: the only stored spans beside steps
+  // are failed nodes, and a failed node is the last step of its run (children follow their parents anyway).
+  const logged = steps.map((step) => stepEventRow(realmId, traceId, step));
+  const fromLog = new Set(logged);
   const rows = parentsFirst(
-    [...stored, ...steps.map((step) => stepEventRow(realmId, traceId, step))].sort(
-      (a, b) => compareTimes(a.occurred_at, b.occurred_at) || a.id.localeCompare(b.id),
+    [...stored, ...logged].sort(
+      (a, b) =>
+        compareTimes(a.occurred_at, b.occurred_at) ||
+        Number(fromLog.has(b)) - Number(fromLog.has(a)) ||
+        a.id.localeCompare(b.id),
     ),
   ).slice(0, limit);
   if (rows.length === 0) throw RuntimeErrors.notFound('Trace', traceId);
